@@ -1,0 +1,91 @@
+//! A Chase-Lev work-stealing deque with the C11 orderings and fences of
+//! Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing
+//! for Weak Memory Models" (PPoPP 2013), checked by loom, miri, shuttle, a
+//! linearizability checker and fuzzing.
+//!
+//! One thread owns a [`Worker`]: it pushes and pops tasks at the bottom of
+//! the deque with no atomic read-modify-write (only a CAS when it races a
+//! thief for the last task). Any number of [`Stealer`]s take the oldest task
+//! from the top. The API is that of `crossbeam-deque` 0.8 for `Worker`,
+//! `Stealer` and [`Steal`], so a scheduler can switch by changing an import,
+//! plus bounded workers ([`Worker::new_lifo_bounded`], [`Worker::try_push`])
+//! and [`Worker::with_capacity`].
+//!
+//! # A scheduler loop
+//!
+//! Each thread pops its own work first, then steals from the others:
+//!
+//! ```
+//! use chase_lev::{Steal, Stealer, Worker};
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use std::sync::Arc;
+//!
+//! /// Finds the next task: our own newest first, then the oldest of a victim.
+//! fn find_task<T>(local: &Worker<T>, stealers: &[Stealer<T>]) -> Option<T> {
+//!     local.pop().or_else(|| loop {
+//!         // Collecting `Steal`s keeps the first success, else `Retry` if any
+//!         // victim lost a race (try again), else `Empty`.
+//!         match stealers.iter().map(|s| s.steal_batch_and_pop(local)).collect() {
+//!             Steal::Success(task) => break Some(task),
+//!             Steal::Empty => break None,
+//!             Steal::Retry => continue,
+//!         }
+//!     })
+//! }
+//!
+//! let workers: Vec<Worker<u64>> = (0..4).map(|_| Worker::new_lifo()).collect();
+//! let stealers: Vec<Stealer<u64>> = workers.iter().map(Worker::stealer).collect();
+//! for task in 1..=1000 {
+//!     workers[0].push(task); // all the work starts on one thread
+//! }
+//! let total = Arc::new(AtomicUsize::new(0));
+//! std::thread::scope(|scope| {
+//!     for local in workers {
+//!         let (stealers, total) = (&stealers, &total);
+//!         scope.spawn(move || {
+//!             while let Some(task) = find_task(&local, stealers) {
+//!                 total.fetch_add(task as usize, Ordering::Relaxed);
+//!             }
+//!         });
+//!     }
+//! });
+//! assert_eq!(total.load(Ordering::Relaxed), 500_500);
+//! ```
+//!
+//! # What is checked, and where
+//!
+//! Every atomic operation carries an `// Ordering:` comment naming the proof
+//! step in `proofs-notes/` it relies on. The workspace's `model-tests` run
+//! loom over owner/thief interleavings and weaken each ordering in turn (the
+//! mutation matrix); `tests/` checks real concurrent histories for
+//! linearizability; miri and ThreadSanitizer run the unit and stress tests.
+//! See the repository's README.
+//!
+//! # Memory
+//!
+//! The buffer is a ring of slots that doubles when full and halves, with
+//! hysteresis, when it stays under a quarter full; retired buffers are freed
+//! by `crossbeam-epoch` once no thief can still read them. `top` and `bottom`
+//! live on separate cache lines. Tasks left in the deque are dropped exactly
+//! once when the last handle goes; zero-sized tasks take no memory.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, missing_debug_implementations)]
+
+mod buffer;
+mod deque;
+mod policy;
+mod steal;
+mod stealer;
+mod sync;
+mod trace;
+mod worker;
+
+pub use steal::Steal;
+pub use stealer::Stealer;
+pub use worker::Worker;
+
+#[cfg(chase_lev_mutants)]
+pub use policy::Mutant;
+
+#[cfg(all(test, not(chase_lev_loom)))]
+mod tests;

@@ -1,0 +1,233 @@
+//! The orderings and fences of the algorithm, gathered in one place so that
+//! the mutation matrix (model-tests) can weaken each one on purpose.
+//!
+//! In the chase-lev crate `Policy` is a zero-sized type and every method below
+//! returns a constant: after inlining, the deque's machine code is exactly
+//! what it would be with the orderings written in place. Only the internal
+//! builds under `model-tests/builds/` (compiled with `--cfg chase_lev_mutants`
+//! by their build scripts, never by a cargo feature) give `Policy` a field that
+//! selects one mutant, and expose `Mutant` to the tests.
+
+use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
+
+#[cfg(chase_lev_mutants)]
+pub use mutants::Mutant;
+
+#[cfg(chase_lev_mutants)]
+mod mutants {
+    /// One deliberate weakening of the algorithm, named as the fence lab and
+    /// the mutation matrix name it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Mutant {
+        /// The owner's pop loses its seq_cst fence between `bottom := b - 1`
+        /// and the load of `top` (store buffering).
+        TakeFence,
+        /// A thief loses its seq_cst fence between its loads of `top` and
+        /// `bottom` (store buffering, with a second thief).
+        StealFence,
+        /// Push loses the release fence before `bottom := b + 1`
+        /// (message passing).
+        PushFence,
+        /// Push loads `top` relaxed instead of acquire (the owner may
+        /// overwrite a slot a thief is still reading; needs load buffering).
+        PushTopAcquire,
+        /// A thief loads `top` relaxed instead of acquire.
+        StealTopAcquire,
+        /// A thief loads `bottom` relaxed instead of acquire (message passing).
+        StealBottomAcquire,
+        /// A new buffer is published with a relaxed store instead of release.
+        BufferPublishRelease,
+        /// A thief loads the buffer pointer relaxed instead of acquire.
+        BufferLoadAcquire,
+        /// A thief's CAS on `top` succeeds with Relaxed instead of SeqCst.
+        StealCasSeqCst,
+        /// The owner's last-element CAS succeeds with Relaxed instead of SeqCst.
+        TakeCasSeqCst,
+        /// The owner's FIFO pop CAS (and a FIFO batch claim) succeeds with
+        /// Relaxed instead of SeqCst.
+        FifoCasSeqCst,
+        /// After growing, the owner writes the task into the old buffer.
+        NoReloadAfterGrow,
+        /// A thief takes the newest task (at `bottom - 1`) instead of the oldest.
+        StealFromBottom,
+        /// The owner takes the last task without the CAS that races thieves.
+        SkipLastCas,
+        /// A thief reads its slot after its CAS instead of before.
+        ReadAfterCas,
+    }
+
+    impl Mutant {
+        /// Every mutant, in the order the matrix prints them.
+        pub const ALL: [Mutant; 15] = [
+            Mutant::TakeFence,
+            Mutant::StealFence,
+            Mutant::PushFence,
+            Mutant::PushTopAcquire,
+            Mutant::StealTopAcquire,
+            Mutant::StealBottomAcquire,
+            Mutant::BufferPublishRelease,
+            Mutant::BufferLoadAcquire,
+            Mutant::StealCasSeqCst,
+            Mutant::TakeCasSeqCst,
+            Mutant::FifoCasSeqCst,
+            Mutant::NoReloadAfterGrow,
+            Mutant::StealFromBottom,
+            Mutant::SkipLastCas,
+            Mutant::ReadAfterCas,
+        ];
+
+        /// The mutant's command-line name (`take-fence`, ...).
+        pub fn name(self) -> &'static str {
+            match self {
+                Mutant::TakeFence => "take-fence",
+                Mutant::StealFence => "steal-fence",
+                Mutant::PushFence => "push-fence",
+                Mutant::PushTopAcquire => "push-top-acquire",
+                Mutant::StealTopAcquire => "steal-top-acquire",
+                Mutant::StealBottomAcquire => "steal-bottom-acquire",
+                Mutant::BufferPublishRelease => "buffer-publish-release",
+                Mutant::BufferLoadAcquire => "buffer-load-acquire",
+                Mutant::StealCasSeqCst => "steal-cas-seqcst",
+                Mutant::TakeCasSeqCst => "take-cas-seqcst",
+                Mutant::FifoCasSeqCst => "fifo-cas-seqcst",
+                Mutant::NoReloadAfterGrow => "no-reload-after-grow",
+                Mutant::StealFromBottom => "steal-from-bottom",
+                Mutant::SkipLastCas => "skip-last-cas",
+                Mutant::ReadAfterCas => "read-after-cas",
+            }
+        }
+
+        /// Looks a mutant up by its command-line name.
+        pub fn from_name(name: &str) -> Option<Mutant> {
+            Mutant::ALL.into_iter().find(|mutant| mutant.name() == name)
+        }
+    }
+}
+
+/// Which orderings this deque uses: always the correct ones in the chase-lev
+/// crate; possibly one mutant in the internal mutant builds.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Policy {
+    #[cfg(chase_lev_mutants)]
+    pub(crate) mutant: Option<Mutant>,
+}
+
+/// Picks `correct`, unless this policy's mutant weakens `site`.
+macro_rules! choose {
+    ($policy:expr, $site:ident, $correct:expr, $weakened:expr) => {{
+        #[cfg(chase_lev_mutants)]
+        {
+            if $policy.mutant == Some(Mutant::$site) {
+                $weakened
+            } else {
+                $correct
+            }
+        }
+        #[cfg(not(chase_lev_mutants))]
+        {
+            // Only the mutant builds read the weakened value.
+            let _weakened = if false { $weakened } else { $correct };
+            $correct
+        }
+    }};
+}
+
+impl Policy {
+    /// push: load of `top` (proofs-notes/linearizability.md#push).
+    #[inline(always)]
+    pub(crate) fn push_top_load(self) -> Ordering {
+        choose!(self, PushTopAcquire, Acquire, Relaxed)
+    }
+
+    /// push: the fence before publishing `bottom`; `None` is no fence.
+    #[inline(always)]
+    pub(crate) fn push_fence(self) -> Option<Ordering> {
+        choose!(self, PushFence, Some(Release), None)
+    }
+
+    /// pop (LIFO): the fence between `bottom := b` and the load of `top`.
+    #[inline(always)]
+    pub(crate) fn take_fence(self) -> Option<Ordering> {
+        choose!(self, TakeFence, Some(SeqCst), None)
+    }
+
+    /// pop (LIFO): success ordering of the last-element CAS.
+    #[inline(always)]
+    pub(crate) fn take_cas_success(self) -> Ordering {
+        choose!(self, TakeCasSeqCst, SeqCst, Relaxed)
+    }
+
+    /// pop (FIFO) and the FIFO batch claim: success ordering of the CAS on `top`.
+    #[inline(always)]
+    pub(crate) fn fifo_cas_success(self) -> Ordering {
+        choose!(self, FifoCasSeqCst, SeqCst, Relaxed)
+    }
+
+    /// steal: load of `top`.
+    #[inline(always)]
+    pub(crate) fn steal_top_load(self) -> Ordering {
+        choose!(self, StealTopAcquire, Acquire, Relaxed)
+    }
+
+    /// steal: the fence between the loads of `top` and `bottom`.
+    #[inline(always)]
+    pub(crate) fn steal_fence(self) -> Option<Ordering> {
+        choose!(self, StealFence, Some(SeqCst), None)
+    }
+
+    /// steal: load of `bottom`.
+    #[inline(always)]
+    pub(crate) fn steal_bottom_load(self) -> Ordering {
+        choose!(self, StealBottomAcquire, Acquire, Relaxed)
+    }
+
+    /// steal: load of the buffer pointer.
+    #[inline(always)]
+    pub(crate) fn buffer_load(self) -> Ordering {
+        choose!(self, BufferLoadAcquire, Acquire, Relaxed)
+    }
+
+    /// grow/shrink: store of the new buffer pointer.
+    #[inline(always)]
+    pub(crate) fn buffer_publish(self) -> Ordering {
+        choose!(self, BufferPublishRelease, Release, Relaxed)
+    }
+
+    /// steal: success ordering of the CAS on `top`.
+    #[inline(always)]
+    pub(crate) fn steal_cas_success(self) -> Ordering {
+        choose!(self, StealCasSeqCst, SeqCst, Relaxed)
+    }
+
+    /// Logic mutant: keep writing into the old buffer after a grow.
+    #[inline(always)]
+    pub(crate) fn reload_after_grow(self) -> bool {
+        choose!(self, NoReloadAfterGrow, true, false)
+    }
+
+    /// Logic mutant: the thief reads the slot at `bottom - 1`.
+    #[inline(always)]
+    pub(crate) fn steal_from_top(self) -> bool {
+        choose!(self, StealFromBottom, true, false)
+    }
+
+    /// Logic mutant: the owner takes the last task without a CAS.
+    #[inline(always)]
+    pub(crate) fn cas_last_task(self) -> bool {
+        choose!(self, SkipLastCas, true, false)
+    }
+
+    /// Logic mutant: the thief reads its slot after its CAS.
+    #[inline(always)]
+    pub(crate) fn read_before_cas(self) -> bool {
+        choose!(self, ReadAfterCas, true, false)
+    }
+}
+
+/// Issues `fence(ordering)`, or nothing for `None` (a removed fence).
+#[inline(always)]
+pub(crate) fn fence_if(ordering: Option<Ordering>) {
+    if let Some(ordering) = ordering {
+        crate::sync::fence(ordering);
+    }
+}

@@ -1,0 +1,318 @@
+//! Unit tests of the owner and thief operations on one thread, and of the
+//! edges: growth, shrinking, bounds, zero-sized tasks, destructors, the end
+//! of the index space. Sizes are smaller under miri.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use crate::deque::Flavor;
+use crate::policy::Policy;
+use crate::{Steal, Worker};
+
+const MANY: usize = if cfg!(miri) { 200 } else { 10_000 };
+
+#[test]
+fn lifo_owner_pops_newest_first() {
+    let worker = Worker::new_lifo();
+    (0..10).for_each(|task| worker.push(task));
+    let popped: Vec<_> = std::iter::from_fn(|| worker.pop()).collect();
+    assert_eq!(popped, (0..10).rev().collect::<Vec<_>>());
+}
+
+#[test]
+fn fifo_owner_pops_oldest_first() {
+    let worker = Worker::new_fifo();
+    (0..10).for_each(|task| worker.push(task));
+    let popped: Vec<_> = std::iter::from_fn(|| worker.pop()).collect();
+    assert_eq!(popped, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn thieves_take_oldest_first_from_both_flavors() {
+    for worker in [Worker::new_lifo(), Worker::new_fifo()] {
+        (0..10).for_each(|task| worker.push(task));
+        let stealer = worker.stealer();
+        let stolen: Vec<_> = std::iter::from_fn(|| stealer.steal().success()).collect();
+        assert_eq!(stolen, (0..10).collect::<Vec<_>>());
+        assert_eq!(stealer.steal(), Steal::Empty);
+    }
+}
+
+#[test]
+fn an_empty_pop_leaves_the_deque_usable() {
+    let worker = Worker::new_lifo();
+    for _ in 0..5 {
+        assert_eq!(worker.pop(), None);
+    }
+    worker.push(1);
+    assert_eq!(worker.len(), 1);
+    assert_eq!(worker.stealer().steal(), Steal::Success(1));
+    assert_eq!(worker.pop(), None);
+    assert!(worker.is_empty());
+}
+
+#[test]
+fn a_growable_worker_grows_from_capacity_one_and_keeps_order() {
+    let worker = Worker::with_capacity(1);
+    assert_eq!(worker.capacity(), 1);
+    (0..MANY).for_each(|task| worker.push(task));
+    assert!(worker.capacity() >= MANY);
+    let stealer = worker.stealer();
+    assert_eq!(stealer.steal(), Steal::Success(0));
+    assert_eq!(worker.pop(), Some(MANY - 1));
+    assert_eq!(worker.len(), MANY - 2);
+}
+
+#[test]
+fn the_buffer_shrinks_back_after_staying_small() {
+    let worker = Worker::with_capacity(4);
+    (0..1024).for_each(|task| worker.push(task));
+    assert_eq!(worker.capacity(), 1024);
+    while worker.pop().is_some() {}
+    // Pops below a quarter full earned some credit, but not yet a shrink
+    // for every halving; a small steady load finishes the job.
+    for round in 0..4096 {
+        worker.push(round);
+        worker.pop();
+    }
+    assert_eq!(worker.capacity(), 4, "shrinks down to the initial capacity");
+}
+
+#[test]
+fn filling_and_draining_in_rounds_does_not_reallocate_every_round() {
+    let worker = Worker::with_capacity(4);
+    let rounds = 6;
+    let mut capacities = Vec::new();
+    for _ in 0..rounds {
+        (0..1024).for_each(|task| worker.push(task));
+        while worker.pop().is_some() {}
+        capacities.push(worker.capacity());
+    }
+    assert!(
+        capacities.iter().all(|&capacity| capacity == 1024),
+        "hysteresis keeps the buffer across rounds: {capacities:?}"
+    );
+}
+
+#[test]
+fn a_bounded_worker_hands_the_task_back_when_full() {
+    for worker in [Worker::new_lifo_bounded(3), Worker::new_fifo_bounded(3)] {
+        assert_eq!(worker.bound(), Some(3));
+        for task in 0..3 {
+            assert_eq!(worker.try_push(task), Ok(()));
+        }
+        assert_eq!(worker.try_push(99), Err(99));
+        assert_eq!(worker.capacity(), 4, "never reallocates");
+        assert!(worker.pop().is_some());
+        assert_eq!(worker.try_push(4), Ok(()));
+        assert_eq!(worker.len(), 3);
+    }
+}
+
+#[test]
+#[should_panic(expected = "push on a full bounded Worker (bound 1)")]
+fn push_on_a_full_bounded_worker_panics_with_a_clear_message() {
+    let worker = Worker::new_lifo_bounded(1);
+    worker.push(1);
+    worker.push(2);
+}
+
+#[test]
+#[should_panic(expected = "a bounded worker needs a capacity of at least 1")]
+fn a_bounded_worker_of_capacity_zero_is_refused() {
+    let _ = Worker::<u8>::new_lifo_bounded(0);
+}
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn an_absurd_capacity_is_refused_with_a_clear_message() {
+    let _ = Worker::<u64>::with_capacity(usize::MAX);
+}
+
+#[test]
+fn zero_sized_tasks_are_counted_not_stored() {
+    let worker = Worker::new_lifo();
+    (0..MANY).for_each(|_| worker.push(()));
+    assert_eq!(worker.len(), MANY);
+    let stealer = worker.stealer();
+    assert_eq!(stealer.steal(), Steal::Success(()));
+    let mut popped = 0;
+    while worker.pop().is_some() {
+        popped += 1;
+    }
+    assert_eq!(popped, MANY - 1);
+    let bounded = Worker::new_fifo_bounded(2);
+    assert_eq!(bounded.try_push(()), Ok(()));
+    assert_eq!(bounded.try_push(()), Ok(()));
+    assert_eq!(bounded.try_push(()), Err(()));
+}
+
+/// Counts its drops in a shared cell; panics when dropped if told to.
+struct Counted {
+    drops: Rc<Cell<usize>>,
+    panic_on_drop: bool,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+        if self.panic_on_drop {
+            panic!("task destructor panics");
+        }
+    }
+}
+
+fn counted(drops: &Rc<Cell<usize>>, panic_on_drop: bool) -> Counted {
+    Counted { drops: Rc::clone(drops), panic_on_drop }
+}
+
+// `Counted` holds an `Rc`, so it is not `Send`; single-threaded tests use an
+// unchecked worker built directly.
+fn local_worker<T>(flavor: Flavor) -> Worker<T> {
+    Worker::build(flavor, 2, false, Policy::default())
+}
+
+#[test]
+fn remaining_tasks_are_dropped_exactly_once_when_the_last_handle_goes() {
+    let drops = Rc::new(Cell::new(0));
+    let worker = local_worker(Flavor::Lifo);
+    let stealer = worker.stealer();
+    (0..100).for_each(|_| worker.push(counted(&drops, false)));
+    drop(worker.pop());
+    drop(stealer.steal());
+    assert_eq!(drops.get(), 2);
+    drop(worker);
+    assert_eq!(drops.get(), 2, "the stealer still holds the deque");
+    drop(stealer);
+    assert_eq!(drops.get(), 100);
+}
+
+#[test]
+fn a_panicking_task_destructor_still_lets_every_other_task_drop() {
+    let drops = Rc::new(Cell::new(0));
+    let worker = local_worker(Flavor::Fifo);
+    (0..10).for_each(|index| worker.push(counted(&drops, index == 3)));
+    let result = catch_unwind(AssertUnwindSafe(|| drop(worker)));
+    assert!(result.is_err(), "the destructor's panic propagates");
+    assert_eq!(drops.get(), 10, "each task dropped exactly once");
+}
+
+#[test]
+fn tasks_moved_out_by_grow_and_shrink_are_not_dropped_twice() {
+    let drops = Rc::new(Cell::new(0));
+    let worker = local_worker(Flavor::Lifo);
+    for _ in 0..3 {
+        (0..300).for_each(|_| worker.push(counted(&drops, false)));
+        for _ in 0..290 {
+            drop(worker.pop());
+        }
+    }
+    assert_eq!(drops.get(), 870);
+    drop(worker);
+    assert_eq!(drops.get(), 900);
+}
+
+#[test]
+#[should_panic(expected = "index space is exhausted")]
+fn the_end_of_the_index_space_is_a_clear_panic_not_a_wrap() {
+    let worker = Worker::build_at(Flavor::Lifo, 4, false, Policy::default(), i64::MAX - 3);
+    for task in 0..4 {
+        worker.push(task);
+    }
+}
+
+#[test]
+fn indices_near_the_end_of_the_index_space_still_work() {
+    let worker = Worker::build_at(Flavor::Lifo, 2, false, Policy::default(), i64::MAX - 10);
+    let stealer = worker.stealer();
+    for task in 0..8 {
+        worker.push(task);
+    }
+    assert_eq!(stealer.steal(), Steal::Success(0));
+    assert_eq!(worker.pop(), Some(7));
+    assert_eq!(worker.len(), 6);
+}
+
+#[test]
+fn a_batch_steal_takes_half_rounded_up_and_keeps_order() {
+    for victim in [Worker::new_lifo(), Worker::new_fifo()] {
+        (0..7).for_each(|task| victim.push(task));
+        let mine = Worker::new_fifo();
+        assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
+        assert_eq!(std::iter::from_fn(|| mine.pop()).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(victim.len(), 3);
+    }
+}
+
+#[test]
+fn a_batch_steal_respects_its_limit_and_the_destination_bound() {
+    let victim = Worker::new_lifo();
+    (0..100).for_each(|task| victim.push(task));
+    let stealer = victim.stealer();
+    let mine = Worker::new_lifo_bounded(3);
+    mine.push(1000);
+    assert_eq!(stealer.steal_batch_with_limit(&mine, 10), Steal::Success(()));
+    assert_eq!(mine.len(), 3, "only two slots were free");
+    assert_eq!(stealer.steal_batch(&mine), Steal::Empty, "no room at all");
+    assert_eq!(stealer.steal_batch_and_pop(&mine), Steal::Success(2), "one can still be returned");
+    assert_eq!(victim.len(), 97);
+}
+
+#[test]
+fn a_batch_steal_and_pop_returns_the_oldest() {
+    let victim = Worker::new_lifo();
+    (10..20).for_each(|task| victim.push(task));
+    let mine = Worker::new_lifo();
+    assert_eq!(victim.stealer().steal_batch_with_limit_and_pop(&mine, 4), Steal::Success(10));
+    assert_eq!(mine.len(), 3);
+    assert_eq!(victim.len(), 6);
+}
+
+#[test]
+fn a_batch_steal_grows_a_growable_destination() {
+    let victim = Worker::new_fifo();
+    (0..64).for_each(|task| victim.push(task));
+    let mine = Worker::with_capacity(1);
+    assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
+    assert_eq!(mine.len(), 32);
+    assert_eq!(mine.pop(), Some(31));
+}
+
+#[test]
+fn a_batch_steal_from_an_empty_deque_is_empty() {
+    let victim = Worker::<u8>::new_lifo();
+    let mine = Worker::new_lifo();
+    assert_eq!(victim.stealer().steal_batch(&mine), Steal::Empty);
+    assert_eq!(victim.stealer().steal_batch_and_pop(&mine), Steal::Empty);
+}
+
+#[test]
+fn a_batch_steal_into_the_same_deque_moves_nothing() {
+    let worker = Worker::new_fifo();
+    (0..4).for_each(|task| worker.push(task));
+    let stealer = worker.stealer();
+    assert_eq!(stealer.steal_batch(&worker), Steal::Success(()));
+    assert_eq!(stealer.steal_batch_and_pop(&worker), Steal::Success(0));
+    assert_eq!(std::iter::from_fn(|| worker.pop()).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(stealer.steal_batch(&worker), Steal::Empty);
+}
+
+#[test]
+#[should_panic(expected = "limit of at least 1")]
+fn a_batch_limit_of_zero_is_refused() {
+    let worker = Worker::<u8>::new_lifo();
+    let _ = worker.stealer().steal_batch_with_limit(&Worker::new_lifo(), 0);
+}
+
+#[test]
+fn len_and_is_empty_agree_between_owner_and_stealer() {
+    let worker = Worker::new_lifo();
+    let stealer = worker.stealer();
+    assert!(worker.is_empty() && stealer.is_empty());
+    (0..5).for_each(|task| worker.push(task));
+    assert_eq!((worker.len(), stealer.len()), (5, 5));
+    let _ = stealer.steal();
+    let _ = worker.pop();
+    assert_eq!((worker.len(), stealer.len()), (3, 3));
+}

@@ -1,0 +1,638 @@
+//! `Worker`, the owner's handle: push and pop at the bottom, grow and shrink.
+
+use core::cell::Cell;
+use core::fmt;
+use core::marker::PhantomData;
+
+use crate::buffer::{words_per_slot, Buffer, MAX_CAPACITY};
+use crate::deque::{Flavor, Inner};
+use crate::policy::{fence_if, Policy};
+use crate::stealer::Stealer;
+use crate::sync::{Arc, Ordering::Relaxed};
+use crate::trace::trace;
+
+/// The capacity of a worker made by `new_lifo` or `new_fifo`.
+const DEFAULT_CAPACITY: usize = 64;
+
+/// The owner's end of a work-stealing deque.
+///
+/// One thread owns a `Worker`: it pushes tasks and pops them back (the newest
+/// first for [`new_lifo`](Worker::new_lifo), the oldest first for
+/// [`new_fifo`](Worker::new_fifo)). Any number of [`Stealer`]s take the oldest
+/// task from other threads. A `Worker` can be sent to another thread but not
+/// shared (`Send`, not `Sync`).
+///
+/// ```
+/// use chase_lev::Worker;
+///
+/// let worker = Worker::new_lifo();
+/// worker.push(1);
+/// worker.push(2);
+/// assert_eq!(worker.pop(), Some(2));
+/// assert_eq!(worker.pop(), Some(1));
+/// assert_eq!(worker.pop(), None);
+/// ```
+pub struct Worker<T> {
+    pub(crate) inner: Arc<Inner<T>>,
+    /// The owner's copy of the buffer pointer. Only the owner replaces the
+    /// buffer, so this is the value Lê et al.'s owner reads with a relaxed
+    /// load of `array`; keeping it here saves that load.
+    buffer: Cell<*mut Buffer>,
+    /// Push fails (bounded) or grows (growable) when `bottom - top` reaches it.
+    limit: Cell<i64>,
+    bounded: bool,
+    /// The buffer never shrinks below this many slots.
+    min_capacity: usize,
+    /// Pops made since the last resize while the deque was under a quarter
+    /// full: the hysteresis of shrinking.
+    shrink_credit: Cell<usize>,
+    /// Not `Sync`: the owner's operations assume a single thread.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: a `Worker` is the unique owner handle; moving it to another thread
+// moves the owner role with it. Its `Cell`s are only touched by the thread
+// that holds it. Tasks move between threads, so `T: Send` is required.
+unsafe impl<T: Send> Send for Worker<T> {}
+
+impl<T> Worker<T> {
+    /// Creates a growable worker whose owner pops the newest task first
+    /// (the usual choice for fork-join schedulers).
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_lifo();
+    /// worker.push('a');
+    /// worker.push('b');
+    /// assert_eq!(worker.pop(), Some('b'));
+    /// ```
+    pub fn new_lifo() -> Worker<T> {
+        Worker::build(Flavor::Lifo, DEFAULT_CAPACITY, false, Policy::default())
+    }
+
+    /// Creates a growable worker whose owner pops the oldest task first
+    /// (the choice of schedulers that want fairness, like Go's and Tokio's).
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_fifo();
+    /// worker.push('a');
+    /// worker.push('b');
+    /// assert_eq!(worker.pop(), Some('a'));
+    /// ```
+    pub fn new_fifo() -> Worker<T> {
+        Worker::build(Flavor::Fifo, DEFAULT_CAPACITY, false, Policy::default())
+    }
+
+    /// Creates a growable LIFO worker that starts with room for `capacity`
+    /// tasks (rounded up to a power of two) and never shrinks below it.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::<u32>::with_capacity(1000);
+    /// assert_eq!(worker.capacity(), 1024);
+    /// for task in 0..5000 {
+    ///     worker.push(task); // grows as needed
+    /// }
+    /// assert_eq!(worker.len(), 5000);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Worker<T> {
+        Worker::build(Flavor::Lifo, capacity, false, Policy::default())
+    }
+
+    /// Creates a growable FIFO worker that starts with room for `capacity`
+    /// tasks (rounded up to a power of two) and never shrinks below it.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::<u32>::new_fifo_with_capacity(3);
+    /// assert_eq!(worker.capacity(), 4);
+    /// ```
+    pub fn new_fifo_with_capacity(capacity: usize) -> Worker<T> {
+        Worker::build(Flavor::Fifo, capacity, false, Policy::default())
+    }
+
+    /// Creates a LIFO worker that holds at most `capacity` tasks and never
+    /// allocates after creation. [`try_push`](Worker::try_push) hands the
+    /// task back when it is full (what crossbeam-deque issue #720 asks for).
+    ///
+    /// # Panics
+    /// If `capacity` is zero or too large to allocate.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_lifo_bounded(2);
+    /// assert_eq!(worker.try_push(1), Ok(()));
+    /// assert_eq!(worker.try_push(2), Ok(()));
+    /// assert_eq!(worker.try_push(3), Err(3));
+    /// ```
+    pub fn new_lifo_bounded(capacity: usize) -> Worker<T> {
+        Worker::build(Flavor::Lifo, capacity, true, Policy::default())
+    }
+
+    /// Creates a FIFO worker that holds at most `capacity` tasks.
+    ///
+    /// # Panics
+    /// If `capacity` is zero or too large to allocate.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_fifo_bounded(1);
+    /// assert_eq!(worker.try_push("first"), Ok(()));
+    /// assert_eq!(worker.try_push("second"), Err("second"));
+    /// assert_eq!(worker.pop(), Some("first"));
+    /// ```
+    pub fn new_fifo_bounded(capacity: usize) -> Worker<T> {
+        Worker::build(Flavor::Fifo, capacity, true, Policy::default())
+    }
+
+    pub(crate) fn build(flavor: Flavor, capacity: usize, bounded: bool, policy: Policy) -> Worker<T> {
+        Worker::build_at(flavor, capacity, bounded, policy, 0)
+    }
+
+    /// As `build`, with both indices starting at `first_index` (tests use a
+    /// start near `i64::MAX` to reach the end of the index space).
+    pub(crate) fn build_at(
+        flavor: Flavor,
+        capacity: usize,
+        bounded: bool,
+        policy: Policy,
+        first_index: i64,
+    ) -> Worker<T> {
+        if bounded {
+            assert!(capacity > 0, "chase-lev: a bounded worker needs a capacity of at least 1");
+        }
+        assert!(
+            capacity <= MAX_CAPACITY,
+            "chase-lev: capacity overflow ({capacity} tasks requested, at most {MAX_CAPACITY})"
+        );
+        let buffer_capacity = if words_per_slot::<T>() == 0 && !bounded {
+            // Zero-sized tasks take no memory: start at the largest capacity
+            // so that the buffer never needs to grow or shrink.
+            MAX_CAPACITY
+        } else {
+            capacity.max(1).next_power_of_two()
+        };
+        let buffer = Buffer::new::<T>(buffer_capacity);
+        let limit = if bounded { capacity } else { buffer_capacity };
+        let inner = Arc::new(Inner::new(flavor, buffer, first_index, policy));
+        let buffer = Cell::new(inner.buffer.load(Relaxed));
+        Worker {
+            inner,
+            buffer,
+            limit: Cell::new(limit as i64),
+            bounded,
+            min_capacity: buffer_capacity,
+            shrink_credit: Cell::new(0),
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// Creates a stealer for this worker's deque. Stealers can be cloned and
+    /// shared between threads.
+    ///
+    /// ```
+    /// use chase_lev::{Steal, Worker};
+    ///
+    /// let worker = Worker::new_lifo();
+    /// let stealer = worker.stealer();
+    /// worker.push(1);
+    /// std::thread::spawn(move || assert_eq!(stealer.steal(), Steal::Success(1)))
+    ///     .join()
+    ///     .unwrap();
+    /// ```
+    pub fn stealer(&self) -> Stealer<T> {
+        Stealer { inner: Arc::clone(&self.inner) }
+    }
+
+    /// The owner's current buffer.
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> &Buffer {
+        // SAFETY: only the owner retires buffers, and it retires a buffer only
+        // after replacing this pointer; so the buffer it points to is alive
+        // for as long as the owner holds `&self`.
+        unsafe { &*self.buffer.get() }
+    }
+
+    /// Pushes a task at the bottom.
+    ///
+    /// # Panics
+    /// If the worker is bounded and full (use [`try_push`](Worker::try_push)
+    /// to get the task back instead), if a growable buffer would exceed the
+    /// memory of the machine, or after 2^63 pushes (the index space is spent).
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_lifo();
+    /// worker.push(1);
+    /// assert_eq!(worker.len(), 1);
+    /// ```
+    #[inline]
+    pub fn push(&self, task: T) {
+        if self.try_push(task).is_err() {
+            full(self.limit.get());
+        }
+    }
+
+    /// Pushes a task at the bottom, or hands it back if the worker is bounded
+    /// and full. A growable worker grows instead and always returns `Ok`.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let bounded = Worker::new_fifo_bounded(1);
+    /// assert_eq!(bounded.try_push(1), Ok(()));
+    /// assert_eq!(bounded.try_push(2), Err(2));
+    /// ```
+    #[inline]
+    pub fn try_push(&self, task: T) -> Result<(), T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        // Ordering: Relaxed, the owner is the only writer of bottom
+        // (proofs-notes/linearizability.md#push).
+        let bottom = inner.bottom.load(Relaxed);
+        // Ordering: Acquire, so that a thief's read of a slot (before its
+        // CAS) happens before this owner overwrites that slot after wrapping
+        // around (proofs-notes/model.md#load-buffering).
+        let top = inner.top.load(policy.push_top_load());
+        trace!(inner, "push: load bottom = {bottom}, load top = {top}");
+        let mut buffer = self.buffer();
+        if bottom - top >= self.limit.get() {
+            if self.bounded {
+                return Err(task);
+            }
+            buffer = self.grow(bottom, top);
+        }
+        let next = match bottom.checked_add(1) {
+            Some(next) => next,
+            None => index_space_exhausted(),
+        };
+        buffer.write(bottom, task);
+        trace!(inner, "push: write slot {bottom}");
+        // Ordering: Release fence, so that a thief that reads the new bottom
+        // with acquire also reads the task's bytes
+        // (proofs-notes/model.md#message-passing).
+        fence_if(policy.push_fence());
+        // Ordering: Relaxed, published by the fence above
+        // (proofs-notes/model.md#message-passing).
+        inner.bottom.store(next, Relaxed);
+        trace!(inner, "push: store bottom := {next}");
+        Ok(())
+    }
+
+    /// Doubles the buffer; returns the buffer the pending push must write to.
+    #[cold]
+    #[inline(never)]
+    fn grow(&self, bottom: i64, top: i64) -> &Buffer {
+        let capacity = self.buffer().capacity();
+        let old = self.replace_buffer(bottom, top, capacity.saturating_mul(2));
+        if self.inner.policy.reload_after_grow() {
+            // SAFETY: `old` is no longer the deque's buffer and is retired once.
+            unsafe { self.retire(old) };
+            self.buffer()
+        } else {
+            // Mutant NoReloadAfterGrow: keep writing into the old buffer
+            // (and leak it, so that the write stays in bounds).
+            // SAFETY: never freed.
+            unsafe { &*old }
+        }
+    }
+
+    /// Copies the tasks of `[top, bottom)` into a new buffer of
+    /// `new_capacity` slots and publishes it; returns the old buffer, which
+    /// the caller must retire.
+    fn replace_buffer(&self, bottom: i64, top: i64, new_capacity: usize) -> *mut Buffer {
+        let inner = &*self.inner;
+        let old = self.buffer();
+        let new = Buffer::new::<T>(new_capacity);
+        for index in top..bottom {
+            new.copy_slot::<T>(old, index);
+        }
+        let new = Box::into_raw(Box::new(new));
+        let old = self.buffer.replace(new);
+        self.limit.set(new_capacity as i64);
+        self.shrink_credit.set(0);
+        // Ordering: Release, so that a thief that loads the new pointer with
+        // acquire reads the copied slots; this is the first of the two
+        // corrections to the C11 code (proofs-notes/reclamation.md#publication).
+        inner.buffer.store(new, inner.policy.buffer_publish());
+        trace!(inner, "resize: store buffer := new buffer of {new_capacity} slots");
+        old
+    }
+
+    /// # Safety
+    /// `old` was the deque's buffer, has been replaced, and is retired once.
+    unsafe fn retire(&self, old: *mut Buffer) {
+        let large = words_per_slot::<T>() * (self.buffer().capacity()) >= 1024;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.inner.retired.retire(old, large) };
+    }
+
+    /// Pops a task: the newest for a LIFO worker, the oldest for a FIFO one.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let lifo = Worker::new_lifo();
+    /// let fifo = Worker::new_fifo();
+    /// for task in 1..=3 {
+    ///     lifo.push(task);
+    ///     fifo.push(task);
+    /// }
+    /// assert_eq!(lifo.pop(), Some(3));
+    /// assert_eq!(fifo.pop(), Some(1));
+    /// ```
+    #[inline]
+    pub fn pop(&self) -> Option<T> {
+        match self.inner.flavor {
+            Flavor::Lifo => self.pop_bottom(),
+            Flavor::Fifo => self.pop_top(),
+        }
+    }
+
+    /// Lê et al.'s `take`.
+    #[inline]
+    fn pop_bottom(&self) -> Option<T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        // Ordering: Relaxed, the owner is the only writer of bottom
+        // (proofs-notes/linearizability.md#pop).
+        let bottom = inner.bottom.load(Relaxed) - 1;
+        let buffer = self.buffer();
+        // Ordering: Relaxed, ordered before the load of top by the fence below
+        // (proofs-notes/model.md#store-buffering).
+        inner.bottom.store(bottom, Relaxed);
+        trace!(inner, "pop: store bottom := {bottom}");
+        // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
+        // least one of owner and thief sees the other's write, so they cannot
+        // both take the last task (proofs-notes/model.md#store-buffering).
+        fence_if(policy.take_fence());
+        // Ordering: Relaxed, ordered by the fence above; the CAS below
+        // re-checks it for the last task (proofs-notes/model.md#store-buffering).
+        let top = inner.top.load(Relaxed);
+        trace!(inner, "pop: load top = {top}");
+        if top > bottom {
+            // Empty: undo the reservation.
+            // Ordering: Relaxed, as for every owner store to bottom
+            // (proofs-notes/linearizability.md#pop).
+            inner.bottom.store(bottom + 1, Relaxed);
+            trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
+            return None;
+        }
+        let task = buffer.read::<T>(bottom);
+        if top == bottom {
+            if !policy.cas_last_task() {
+                // Mutant SkipLastCas: take it as if no thief could race.
+                trace!(inner, "pop: took slot {bottom} without a CAS");
+                // SAFETY: (mutant) none; only used with plain-integer tasks.
+                return Some(unsafe { task.assume_init() });
+            }
+            // The last task: race the thieves for it with a strong CAS.
+            // Ordering: SeqCst success, in the single order of the fences and
+            // the thieves' CASes (proofs-notes/linearizability.md#pop).
+            let won = inner
+                .top
+                .compare_exchange(top, top + 1, policy.take_cas_success(), Relaxed)
+                .is_ok();
+            trace!(inner, "pop: CAS top {top} -> {} {}", top + 1, if won { "won" } else { "lost" });
+            // Ordering: Relaxed; bottom = top now: empty
+            // (proofs-notes/linearizability.md#pop).
+            inner.bottom.store(bottom + 1, Relaxed);
+            trace!(inner, "pop: store bottom := {}", bottom + 1);
+            if !won {
+                return None;
+            }
+            self.consider_shrinking(bottom + 1, top + 1);
+        } else {
+            self.consider_shrinking(bottom, top);
+        }
+        trace!(inner, "pop: took slot {bottom}");
+        // SAFETY: the slot of `bottom` held a task (top <= bottom) and this
+        // owner won it: either more than one task was left, so no thief can
+        // reach it, or the CAS above claimed it
+        // (proofs-notes/linearizability.md#pop).
+        Some(unsafe { task.assume_init() })
+    }
+
+    /// The FIFO owner's pop: takes the oldest task with a CAS on `top`.
+    #[inline]
+    fn pop_top(&self) -> Option<T> {
+        let inner = &*self.inner;
+        loop {
+            // Ordering: Relaxed, the owner is the only writer of bottom
+            // (proofs-notes/linearizability.md#fifo-pop).
+            let bottom = inner.bottom.load(Relaxed);
+            // Ordering: Relaxed; the owner wrote every slot itself, and the
+            // CAS below decides (proofs-notes/linearizability.md#fifo-pop).
+            let top = inner.top.load(Relaxed);
+            trace!(inner, "fifo pop: load bottom = {bottom}, load top = {top}");
+            if top >= bottom {
+                return None;
+            }
+            let task = self.buffer().read::<T>(top);
+            // Ordering: SeqCst success, so that a thief that reads this top
+            // also sees the owner's earlier pushes
+            // (proofs-notes/linearizability.md#fifo-pop).
+            let success = inner.policy.fifo_cas_success();
+            if inner.top.compare_exchange(top, top + 1, success, Relaxed).is_ok() {
+                trace!(inner, "fifo pop: CAS top {top} -> {} won", top + 1);
+                self.consider_shrinking(bottom, top + 1);
+                // SAFETY: the slot of `top` held a task and the CAS claimed it.
+                return Some(unsafe { task.assume_init() });
+            }
+            trace!(inner, "fifo pop: CAS top {top} lost, retrying");
+        }
+    }
+
+    /// Shrinks the buffer by half once the owner has popped `capacity / 2`
+    /// times, since the last resize, while the deque was under a quarter
+    /// full. The hysteresis means that a deque that fills and drains in
+    /// rounds keeps its buffer instead of reallocating every round, and the
+    /// copy (at most `capacity / 4` tasks) is paid for by the pops before it.
+    #[inline]
+    fn consider_shrinking(&self, bottom: i64, top: i64) {
+        let capacity = self.buffer().capacity();
+        if capacity <= self.min_capacity || self.bounded {
+            return;
+        }
+        let len = (bottom - top) as usize;
+        if len >= capacity / 4 {
+            self.shrink_credit.set(0);
+            return;
+        }
+        let credit = self.shrink_credit.get() + 1;
+        self.shrink_credit.set(credit);
+        if credit >= capacity / 2 {
+            self.shrink(bottom, top, capacity / 2);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink(&self, bottom: i64, top: i64, new_capacity: usize) {
+        let old = self.replace_buffer(bottom, top, new_capacity);
+        // SAFETY: `old` is no longer the deque's buffer and is retired once.
+        unsafe { self.retire(old) };
+    }
+
+    /// Reserves room for `additional` more tasks (growable workers), for a
+    /// batch steal into this worker; returns how many fit.
+    pub(crate) fn reserve(&self, additional: usize) -> usize {
+        let inner = &*self.inner;
+        // Ordering: as in push (proofs-notes/linearizability.md#batch-steal).
+        let bottom = inner.bottom.load(Relaxed);
+        let top = inner.top.load(inner.policy.push_top_load());
+        let len = (bottom - top).max(0) as usize;
+        let room = (self.limit.get() as usize).saturating_sub(len);
+        if self.bounded || room >= additional {
+            return room.min(additional);
+        }
+        let needed = len.saturating_add(additional);
+        let new_capacity = needed.checked_next_power_of_two().unwrap_or(usize::MAX);
+        let old = self.replace_buffer(bottom, top, new_capacity);
+        // SAFETY: `old` is no longer the deque's buffer and is retired once.
+        unsafe { self.retire(old) };
+        additional
+    }
+
+    /// Publishes `count` tasks that a batch steal wrote past `bottom`.
+    pub(crate) fn publish(&self, bottom: i64, count: i64) {
+        let inner = &*self.inner;
+        let next = match bottom.checked_add(count) {
+            Some(next) => next,
+            None => index_space_exhausted(),
+        };
+        // Ordering: Release fence, as in push (proofs-notes/model.md#message-passing).
+        fence_if(inner.policy.push_fence());
+        // Ordering: Relaxed, published by the fence above
+        // (proofs-notes/model.md#message-passing).
+        inner.bottom.store(next, Relaxed);
+        trace!(inner, "batch: store bottom := {next}");
+    }
+
+    /// The owner's bottom index (only the owner writes it).
+    pub(crate) fn bottom(&self) -> i64 {
+        // Ordering: Relaxed, the owner is the only writer of bottom
+        // (proofs-notes/linearizability.md#push).
+        self.inner.bottom.load(Relaxed)
+    }
+
+    /// The number of tasks in the deque. Thieves may take some at any time,
+    /// so this is an upper bound by the time the caller looks at it.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_fifo();
+    /// worker.push(1);
+    /// worker.push(2);
+    /// assert_eq!(worker.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        let inner = &*self.inner;
+        // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
+        // push (proofs-notes/linearizability.md#len).
+        let bottom = inner.bottom.load(Relaxed);
+        let top = inner.top.load(crate::sync::Ordering::Acquire);
+        (bottom - top).max(0) as usize
+    }
+
+    /// Returns `true` if the deque holds no task.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::<i32>::new_lifo();
+    /// assert!(worker.is_empty());
+    /// worker.push(1);
+    /// assert!(!worker.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of slots in the current buffer (it grows and shrinks for
+    /// growable workers; a bounded worker may have more slots than its bound).
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::<u8>::with_capacity(2);
+    /// worker.push(1);
+    /// worker.push(2);
+    /// worker.push(3);
+    /// assert_eq!(worker.capacity(), 4);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.buffer().capacity()
+    }
+
+    /// The bound of a bounded worker, `None` for a growable one.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// assert_eq!(Worker::<u8>::new_lifo_bounded(10).bound(), Some(10));
+    /// assert_eq!(Worker::<u8>::new_lifo().bound(), None);
+    /// ```
+    pub fn bound(&self) -> Option<usize> {
+        self.bounded.then(|| self.limit.get() as usize)
+    }
+}
+
+#[cfg(chase_lev_mutants)]
+impl<T> Worker<T> {
+    /// (Mutant builds only.) A worker whose orderings are those of `mutant`,
+    /// or the correct ones for `None`.
+    pub fn new_mutant(
+        fifo: bool,
+        capacity: usize,
+        bounded: bool,
+        mutant: Option<crate::Mutant>,
+    ) -> Worker<T> {
+        let flavor = if fifo { Flavor::Fifo } else { Flavor::Lifo };
+        Worker::build(flavor, capacity, bounded, Policy { mutant })
+    }
+
+    /// (Mutant builds only.) Starts recording every atomic access.
+    pub fn enable_trace(&self) {
+        self.inner.trace.enable();
+    }
+
+    /// (Mutant builds only.) Adds a line of the caller's own to the log.
+    pub fn trace_note(&self, note: String) {
+        self.inner.trace.note(note);
+    }
+
+    /// (Mutant builds only.) Takes the recorded events.
+    pub fn take_trace(&self) -> Vec<String> {
+        self.inner.trace.take()
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn full(bound: i64) -> ! {
+    panic!("chase-lev: push on a full bounded Worker (bound {bound}); use try_push to get the task back")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn index_space_exhausted() -> ! {
+    panic!("chase-lev: the deque's 64-bit index space is exhausted (2^63 pushes); indices never wrap")
+}
+
+impl<T> fmt::Debug for Worker<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Worker { .. }")
+    }
+}

@@ -1,0 +1,1 @@
+//! Loom models of the chase-lev deque (placeholder).
