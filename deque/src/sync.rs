@@ -2,11 +2,15 @@
 //! and buffer reclamation come from `std` + `crossbeam-epoch` or from `loom`.
 //!
 //! The chase-lev crate itself is always built against `std`. The internal
-//! package `model-tests/builds/loom` compiles the same source with
-//! `--cfg chase_lev_loom` (set by its build script, never by a cargo feature),
-//! which swaps in loom's types.
+//! packages `model-tests/builds/loom` and `model-tests/builds/shuttle` compile
+//! the same source with `--cfg chase_lev_loom` or `--cfg chase_lev_shuttle`
+//! (set by their build scripts, never by a cargo feature), which swap in the
+//! model checker's types.
 
-#[cfg(not(chase_lev_loom))]
+#[cfg(all(chase_lev_loom, chase_lev_shuttle))]
+compile_error!("a build is either a loom build or a shuttle build");
+
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 mod backend {
     pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, Ordering};
     pub(crate) use std::sync::Arc;
@@ -74,10 +78,16 @@ mod backend {
     }
 }
 
-#[cfg(chase_lev_loom)]
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 mod backend {
+    #[cfg(chase_lev_loom)]
     pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+    #[cfg(chase_lev_loom)]
     pub(crate) use loom::sync::Arc;
+    #[cfg(chase_lev_shuttle)]
+    pub(crate) use shuttle::sync::atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+    #[cfg(chase_lev_shuttle)]
+    pub(crate) use shuttle::sync::Arc;
 
     /// Under loom nothing is freed while the deque lives (see `Retired`), so a
     /// thief needs no pin.
@@ -93,8 +103,8 @@ mod backend {
     }
 
     /// Loom cannot see crossbeam-epoch unless every crate is rebuilt with
-    /// `--cfg crossbeam_loom`, so the loom build keeps retired buffers until
-    /// the deque itself is dropped. Loom therefore checks buffer publication
+    /// `--cfg crossbeam_loom` (and shuttle cannot see it at all), so the model
+    /// builds keep retired buffers until the deque itself is dropped. Loom therefore checks buffer publication
     /// and stale-buffer reads; miri (on the std build) checks that the epoch
     /// never frees a buffer a thief still reads. See proofs-notes/reclamation.md.
     #[derive(Default)]
@@ -112,9 +122,14 @@ mod backend {
         }
     }
 
-    #[cfg(chase_lev_mutants)]
+    #[cfg(all(chase_lev_mutants, chase_lev_loom))]
     pub(crate) fn thread_label() -> String {
         format!("{:?}", loom::thread::current().id())
+    }
+
+    #[cfg(all(chase_lev_mutants, chase_lev_shuttle))]
+    pub(crate) fn thread_label() -> String {
+        format!("{:?}", shuttle::current::me())
     }
 }
 

@@ -2,6 +2,7 @@
 //! build. They are set here, for this package only, never by a cargo feature.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(chase_lev_loom)");
+    println!("cargo::rustc-check-cfg=cfg(chase_lev_shuttle)");
     println!("cargo::rustc-check-cfg=cfg(chase_lev_mutants)");
     println!("cargo::rustc-cfg=chase_lev_mutants");
     println!("cargo::rustc-cfg=chase_lev_loom");
