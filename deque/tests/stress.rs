@@ -1,0 +1,192 @@
+//! Multi-threaded stress tests: one owner and 1, 2 or 4 thieves, LIFO and
+//! FIFO, growing from capacity 1 and shrinking back; every pushed task must be
+//! taken exactly once. Sizes shrink under miri, where the point is the race
+//! detector and weak-memory emulation rather than volume.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::thread;
+
+use chase_lev::{Steal, Worker};
+
+const TASKS: usize = if cfg!(miri) { 60 } else { 200_000 };
+
+/// How a thief takes tasks.
+#[derive(Clone, Copy)]
+enum Theft {
+    Single,
+    Batch,
+    BatchAndPop,
+}
+
+/// One thief: takes tasks until the owner is done and the deque is empty.
+fn thief(stealer: chase_lev::Stealer<usize>, theft: Theft, done: &AtomicBool, start: &Barrier) -> Vec<usize> {
+    let mine = Worker::new_lifo();
+    let mut got = Vec::new();
+    start.wait();
+    loop {
+        let finished = done.load(Ordering::Acquire);
+        let attempt = match theft {
+            Theft::Single => stealer.steal(),
+            Theft::Batch => match stealer.steal_batch(&mine) {
+                Steal::Success(()) => Steal::Retry, // drained below
+                Steal::Empty => Steal::Empty,
+                Steal::Retry => Steal::Retry,
+            },
+            Theft::BatchAndPop => stealer.steal_batch_and_pop(&mine),
+        };
+        match attempt {
+            Steal::Success(task) => got.push(task),
+            Steal::Retry => {}
+            Steal::Empty if finished => break,
+            Steal::Empty => thread::yield_now(),
+        }
+        while let Some(task) = mine.pop() {
+            got.push(task);
+        }
+    }
+    got
+}
+
+/// Runs one owner that pushes `TASKS` tasks in bursts of growing size (so
+/// the buffer grows) and pops half of each burst (so, with hysteresis, it
+/// shrinks), against `thieves` thieves; returns how often each task was taken.
+fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
+    let stealer = worker.stealer();
+    let done = AtomicBool::new(false);
+    let start = Barrier::new(thieves + 1);
+    let mut taken = vec![0u32; TASKS];
+    thread::scope(|scope| {
+        let handles: Vec<_> = (0..thieves)
+            .map(|_| {
+                let stealer = stealer.clone();
+                let (done, start) = (&done, &start);
+                scope.spawn(move || thief(stealer, theft, done, start))
+            })
+            .collect();
+        start.wait();
+        let mut owner_got = Vec::new();
+        let mut next = 0;
+        let mut burst = 1;
+        while next < TASKS {
+            let end = (next + burst).min(TASKS);
+            (next..end).for_each(|task| worker.push(task));
+            for _ in 0..(end - next) / 2 {
+                owner_got.extend(worker.pop());
+            }
+            next = end;
+            burst = if burst > 4096 { 1 } else { burst * 2 };
+        }
+        while let Some(task) = worker.pop() {
+            owner_got.push(task);
+        }
+        done.store(true, Ordering::Release);
+        let stolen = handles.into_iter().flat_map(|handle| handle.join().unwrap());
+        for task in owner_got.into_iter().chain(stolen) {
+            taken[task] += 1;
+        }
+    });
+    taken
+}
+
+fn assert_exactly_once(taken: &[u32]) {
+    let lost: Vec<_> = (0..taken.len()).filter(|&task| taken[task] == 0).collect();
+    let twice: Vec<_> = (0..taken.len()).filter(|&task| taken[task] > 1).collect();
+    assert!(lost.is_empty() && twice.is_empty(), "lost {lost:?}, taken twice {twice:?}");
+}
+
+macro_rules! stress {
+    ($($name:ident: $worker:expr, $thieves:expr, $theft:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_exactly_once(&run($worker, $thieves, $theft));
+        }
+    )*};
+}
+
+stress! {
+    lifo_one_thief_takes_every_task_exactly_once: Worker::with_capacity(1), 1, Theft::Single;
+    lifo_two_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 2, Theft::Single;
+    lifo_four_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 4, Theft::Single;
+    fifo_one_thief_takes_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 1, Theft::Single;
+    fifo_two_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::Single;
+    fifo_four_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 4, Theft::Single;
+    lifo_batch_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 2, Theft::Batch;
+    fifo_batch_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::Batch;
+    lifo_batch_and_pop_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 2, Theft::BatchAndPop;
+    fifo_batch_and_pop_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::BatchAndPop;
+}
+
+#[test]
+fn a_bounded_worker_under_theft_never_loses_a_task() {
+    let worker = Worker::new_lifo_bounded(8);
+    let stealer = worker.stealer();
+    let done = AtomicBool::new(false);
+    let mut taken = vec![0u32; TASKS];
+    thread::scope(|scope| {
+        let thief = scope.spawn(|| {
+            let mut got = Vec::new();
+            loop {
+                let finished = done.load(Ordering::Acquire);
+                match stealer.steal() {
+                    Steal::Success(task) => got.push(task),
+                    Steal::Empty if finished => break got,
+                    _ => {}
+                }
+            }
+        });
+        let mut owner_got = Vec::new();
+        for task in 0..TASKS {
+            let mut pending = task;
+            // When full, the task comes back; the owner runs one of its own
+            // tasks and tries again.
+            while let Err(back) = worker.try_push(pending) {
+                pending = back;
+                owner_got.extend(worker.pop());
+            }
+        }
+        while let Some(task) = worker.pop() {
+            owner_got.push(task);
+        }
+        done.store(true, Ordering::Release);
+        for task in owner_got.into_iter().chain(thief.join().unwrap()) {
+            taken[task] += 1;
+        }
+    });
+    assert_exactly_once(&taken);
+}
+
+#[test]
+fn boxed_closures_survive_being_stolen_across_buffer_swaps() {
+    let worker: Worker<Box<dyn FnOnce() -> usize + Send>> = Worker::with_capacity(1);
+    let stealer = worker.stealer();
+    let tasks = TASKS / 10;
+    let done = AtomicBool::new(false);
+    let total = thread::scope(|scope| {
+        let thief = scope.spawn(|| {
+            let mut sum = 0;
+            loop {
+                let finished = done.load(Ordering::Acquire);
+                match stealer.steal() {
+                    Steal::Success(task) => sum += task(),
+                    Steal::Empty if finished => break sum,
+                    _ => {}
+                }
+            }
+        });
+        let mut sum = 0;
+        for task in 0..tasks {
+            let owned = vec![task; 3];
+            worker.push(Box::new(move || owned.iter().sum::<usize>() / 3));
+            if task % 3 == 0 {
+                sum += worker.pop().map_or(0, |task| task());
+            }
+        }
+        while let Some(task) = worker.pop() {
+            sum += task();
+        }
+        done.store(true, Ordering::Release);
+        sum + thief.join().unwrap()
+    });
+    assert_eq!(total, (0..tasks).sum::<usize>());
+}
