@@ -1,0 +1,1 @@
+//! Empty: the point of this package is its test, tests/crossbeam_api.rs.
