@@ -1,0 +1,291 @@
+//! Runs a scenario against a deque and records the history.
+//!
+//! The harness is generic over the deque ([`DequeUnderTest`]: the real one,
+//! its shuttle or mutant builds, or a deliberately broken test deque) and
+//! over the threads ([`Threads`]: hardware threads, or shuttle's). It adds no
+//! synchronisation inside a phase: each thread writes its own log, which the
+//! harness collects when it joins the thread.
+
+use std::sync::{Arc, Barrier};
+
+use crate::history::{Flavor, History, Operation, Outcome, Phase, Specification, Task, ThreadLog};
+use crate::scenario::{OwnerAction, Scenario, ThiefAction};
+
+/// A deque implementation the harness can drive. Tasks are `u64`.
+pub trait DequeUnderTest: Clone + Send + Sync + 'static {
+    /// The owner's handle.
+    type Worker: Send + 'static;
+    /// A thief's handle.
+    type Stealer: Clone + Send + 'static;
+
+    /// A deque of the given flavour; `capacity` is the initial capacity of a
+    /// growable deque or the bound of a bounded one.
+    fn worker(&self, flavor: Flavor, capacity: usize, bounded: bool) -> Self::Worker;
+    /// A stealer of `worker`.
+    fn stealer(&self, worker: &Self::Worker) -> Self::Stealer;
+    /// `push` on a growable deque.
+    fn push(&self, worker: &Self::Worker, task: Task);
+    /// `try_push`.
+    fn try_push(&self, worker: &Self::Worker, task: Task) -> Result<(), Task>;
+    /// `pop`.
+    fn pop(&self, worker: &Self::Worker) -> Option<Task>;
+    /// A thief's private deque for batch steals: growable and FIFO, so that
+    /// draining it gives the tasks in the order they were claimed.
+    fn destination(&self) -> Self::Worker;
+    /// `steal`, as an outcome.
+    fn steal(&self, stealer: &Self::Stealer) -> Outcome;
+    /// `steal_batch_with_limit` (or `..._and_pop`) into `destination`, which
+    /// is empty before; the outcome lists the tasks taken, the returned one
+    /// first, then the destination's in claim order (and empties it).
+    fn steal_batch(&self, stealer: &Self::Stealer, destination: &Self::Worker, limit: usize, and_pop: bool) -> Outcome;
+}
+
+/// Implements [`DequeUnderTest`] for a crate with chase-lev's API (`chase_lev`
+/// itself, or one of its internal builds), given how to make a worker.
+///
+/// For example, in a test that depends on the shuttle build:
+///
+/// ```text
+/// #[derive(Clone)]
+/// struct Shuttled;
+/// chase_lev_tests::deque_under_test!(Shuttled, chase_lev_shuttle, |_family, fifo, capacity, bounded| {
+///     chase_lev_shuttle::Worker::new_mutant(fifo, capacity, bounded, None)
+/// });
+/// ```
+#[macro_export]
+macro_rules! deque_under_test {
+    ($family:ty, $krate:ident, |$this:ident, $fifo:ident, $capacity:ident, $bounded:ident| $make:expr) => {
+        impl $crate::harness::DequeUnderTest for $family {
+            type Worker = $krate::Worker<u64>;
+            type Stealer = $krate::Stealer<u64>;
+
+            fn worker(&self, flavor: $crate::history::Flavor, $capacity: usize, $bounded: bool) -> Self::Worker {
+                let $this = self;
+                let $fifo = flavor == $crate::history::Flavor::Fifo;
+                $make
+            }
+
+            fn stealer(&self, worker: &Self::Worker) -> Self::Stealer {
+                worker.stealer()
+            }
+
+            fn push(&self, worker: &Self::Worker, task: u64) {
+                worker.push(task)
+            }
+
+            fn try_push(&self, worker: &Self::Worker, task: u64) -> Result<(), u64> {
+                worker.try_push(task)
+            }
+
+            fn pop(&self, worker: &Self::Worker) -> Option<u64> {
+                worker.pop()
+            }
+
+            fn destination(&self) -> Self::Worker {
+                $krate::Worker::new_fifo()
+            }
+
+            fn steal(&self, stealer: &Self::Stealer) -> $crate::history::Outcome {
+                match stealer.steal() {
+                    $krate::Steal::Success(task) => $crate::history::Outcome::Stolen(vec![task]),
+                    $krate::Steal::Empty => $crate::history::Outcome::Empty,
+                    $krate::Steal::Retry => $crate::history::Outcome::Retry,
+                }
+            }
+
+            fn steal_batch(
+                &self,
+                stealer: &Self::Stealer,
+                destination: &Self::Worker,
+                limit: usize,
+                and_pop: bool,
+            ) -> $crate::history::Outcome {
+                use $crate::harness::StealResult;
+                let result = if and_pop {
+                    match stealer.steal_batch_with_limit_and_pop(destination, limit) {
+                        $krate::Steal::Success(task) => StealResult::Success(Some(task)),
+                        $krate::Steal::Empty => StealResult::Empty,
+                        $krate::Steal::Retry => StealResult::Retry,
+                    }
+                } else {
+                    match stealer.steal_batch_with_limit(destination, limit) {
+                        $krate::Steal::Success(()) => StealResult::Success(None),
+                        $krate::Steal::Empty => StealResult::Empty,
+                        $krate::Steal::Retry => StealResult::Retry,
+                    }
+                };
+                $crate::harness::batch_outcome(result, || destination.pop())
+            }
+        }
+    };
+}
+
+/// A steal result independent of which build's `Steal` type it came from.
+#[derive(Debug)]
+pub enum StealResult {
+    /// `Steal::Empty`.
+    Empty,
+    /// `Steal::Success`, with the returned task if any.
+    Success(Option<Task>),
+    /// `Steal::Retry`.
+    Retry,
+}
+
+/// Turns a batch steal's result into an outcome: a success's returned task
+/// (for `..._and_pop`) comes first, then what `drain` pops from the
+/// destination.
+pub fn batch_outcome(result: StealResult, mut drain: impl FnMut() -> Option<Task>) -> Outcome {
+    match result {
+        StealResult::Empty => Outcome::Empty,
+        StealResult::Retry => Outcome::Retry,
+        StealResult::Success(first) => {
+            let mut tasks: Vec<Task> = first.into_iter().collect();
+            while let Some(task) = drain() {
+                tasks.push(task);
+            }
+            Outcome::Stolen(tasks)
+        }
+    }
+}
+
+/// How the harness runs a round's threads.
+pub trait Threads {
+    /// Runs `owner` on the current thread and each thief body on a thread of
+    /// its own, concurrently; returns the thieves' logs after joining them.
+    fn round(&self, owner: &mut dyn FnMut(), thieves: Vec<ThiefBody>) -> Vec<ThreadLog>;
+}
+
+/// A thief's work for one round, returning its log.
+pub type ThiefBody = Box<dyn FnOnce() -> ThreadLog + Send + 'static>;
+
+/// Hardware threads. All threads of a round wait at a barrier first, so that
+/// they start together and really overlap (the barrier is the phase's start:
+/// it orders nothing inside the phase).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HardwareThreads;
+
+impl Threads for HardwareThreads {
+    fn round(&self, owner: &mut dyn FnMut(), thieves: Vec<ThiefBody>) -> Vec<ThreadLog> {
+        let start = Arc::new(Barrier::new(thieves.len() + 1));
+        let handles: Vec<_> = thieves
+            .into_iter()
+            .map(|body| {
+                let start = Arc::clone(&start);
+                std::thread::spawn(move || {
+                    start.wait();
+                    body()
+                })
+            })
+            .collect();
+        start.wait();
+        owner();
+        handles.into_iter().map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    }
+}
+
+/// Runs `scenario` once and returns its history: thread 0 is the owner,
+/// threads 1.. the thieves.
+pub fn run_scenario<D: DequeUnderTest>(deque: &D, threads: &dyn Threads, scenario: &Scenario) -> History {
+    let specification = Specification {
+        flavor: scenario.flavor,
+        bound: scenario.bounded.then_some(scenario.capacity),
+    };
+    let worker = deque.worker(scenario.flavor, scenario.capacity, scenario.bounded);
+    let mut owner_log = ThreadLog::new();
+    let mut thief_logs = vec![ThreadLog::new(); scenario.thieves()];
+    let mut next_task: Task = 1;
+    let mut pushed = 0usize;
+    let mut push = |log: &mut ThreadLog, phase: Phase, pushed: &mut usize| {
+        let task = next_task;
+        next_task += 1;
+        if scenario.bounded {
+            let outcome = match deque.try_push(&worker, task) {
+                Ok(()) => Outcome::Pushed,
+                Err(_) => Outcome::Full,
+            };
+            *pushed += usize::from(outcome == Outcome::Pushed);
+            log.record(phase, Operation::TryPush(task), outcome);
+        } else {
+            deque.push(&worker, task);
+            *pushed += 1;
+            log.record(phase, Operation::Push(task), Outcome::Pushed);
+        }
+    };
+    for _ in 0..scenario.initial_tasks {
+        push(&mut owner_log, 0, &mut pushed);
+    }
+    let mut phase: Phase = 0;
+    for round in &scenario.rounds {
+        phase += 1;
+        let bodies: Vec<ThiefBody> = round
+            .thieves
+            .iter()
+            .zip(std::mem::take(&mut thief_logs))
+            .map(|(actions, log)| thief_body(deque, deque.stealer(&worker), actions.clone(), log, phase))
+            .collect();
+        let mut owner = || {
+            for action in &round.owner {
+                match action {
+                    OwnerAction::Push => push(&mut owner_log, phase, &mut pushed),
+                    OwnerAction::Pop => {
+                        let popped = deque.pop(&worker);
+                        owner_log.record(phase, Operation::Pop, Outcome::Popped(popped));
+                    }
+                }
+            }
+        };
+        thief_logs = threads.round(&mut owner, bodies);
+    }
+    // The drain: a broken deque might never report empty, so stop after one
+    // pop more than there were tasks.
+    phase += 1;
+    for _ in 0..=pushed {
+        let popped = deque.pop(&worker);
+        owner_log.record(phase, Operation::Pop, Outcome::Popped(popped));
+        if popped.is_none() {
+            break;
+        }
+    }
+    let mut threads = vec![owner_log];
+    threads.extend(thief_logs);
+    History::new(specification, threads)
+}
+
+fn thief_body<D: DequeUnderTest>(
+    deque: &D,
+    stealer: D::Stealer,
+    actions: Vec<ThiefAction>,
+    mut log: ThreadLog,
+    phase: Phase,
+) -> ThiefBody {
+    let deque = deque.clone();
+    Box::new(move || {
+        let destination = deque.destination();
+        for action in actions {
+            let (operation, outcome) = match action {
+                ThiefAction::Steal => (Operation::Steal, deque.steal(&stealer)),
+                ThiefAction::StealBatch { limit } => (
+                    Operation::StealBatch { limit, and_pop: false },
+                    deque.steal_batch(&stealer, &destination, limit, false),
+                ),
+                ThiefAction::StealBatchAndPop { limit } => (
+                    Operation::StealBatch { limit, and_pop: true },
+                    deque.steal_batch(&stealer, &destination, limit, true),
+                ),
+            };
+            log.record(phase, operation, outcome);
+        }
+        log
+    })
+}
+
+/// The real deque, `chase_lev`, on the std build.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChaseLev;
+
+deque_under_test!(ChaseLev, chase_lev, |_family, fifo, capacity, bounded| match (fifo, bounded) {
+    (false, false) => chase_lev::Worker::with_capacity(capacity),
+    (true, false) => chase_lev::Worker::new_fifo_with_capacity(capacity),
+    (false, true) => chase_lev::Worker::new_lifo_bounded(capacity),
+    (true, true) => chase_lev::Worker::new_fifo_bounded(capacity),
+});

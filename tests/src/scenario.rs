@@ -1,0 +1,146 @@
+//! Scenarios: what the owner and each thief do, round by round, and the
+//! proptest strategies that generate (and shrink) them.
+//!
+//! A run has phases: phase 0, the owner pushes the initial tasks; then one
+//! phase per round, in which the owner and the thieves run concurrently
+//! (thieves are spawned at the start of the round and joined at its end);
+//! and a last phase in which the owner pops until the deque is empty, so that
+//! a lost task shows up as a pop that found nothing while the model still
+//! holds it.
+
+use proptest::prelude::*;
+
+use crate::history::Flavor;
+
+/// What the owner does in a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerAction {
+    /// Push a fresh task (`try_push` on a bounded deque).
+    Push,
+    /// Pop one task.
+    Pop,
+}
+
+/// What a thief does in a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThiefAction {
+    /// One `steal()`.
+    Steal,
+    /// One `steal_batch_with_limit` into the thief's own deque.
+    StealBatch {
+        /// The batch's limit.
+        limit: usize,
+    },
+    /// One `steal_batch_with_limit_and_pop`.
+    StealBatchAndPop {
+        /// The batch's limit.
+        limit: usize,
+    },
+}
+
+/// One round: the owner's actions and each thief's, run concurrently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// The owner's actions, in order.
+    pub owner: Vec<OwnerAction>,
+    /// Each thief's actions, in order (the same number of thieves every round).
+    pub thieves: Vec<Vec<ThiefAction>>,
+}
+
+/// A complete scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    /// Which end the owner pops from.
+    pub flavor: Flavor,
+    /// Whether the deque is bounded (then `capacity` is its bound).
+    pub bounded: bool,
+    /// The initial capacity of a growable deque, or the bound of a bounded one.
+    pub capacity: usize,
+    /// Tasks pushed by the owner before the thieves start.
+    pub initial_tasks: usize,
+    /// The concurrent rounds.
+    pub rounds: Vec<Round>,
+}
+
+impl Scenario {
+    /// The number of thieves.
+    pub fn thieves(&self) -> usize {
+        self.rounds.first().map_or(0, |round| round.thieves.len())
+    }
+}
+
+/// The size of the scenarios a strategy generates.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// Thieves (threads besides the owner).
+    pub thieves: usize,
+    /// At most this many rounds (at least one).
+    pub rounds: usize,
+    /// At most this many owner actions per round.
+    pub owner_actions: usize,
+    /// At most this many actions per thief per round.
+    pub thief_actions: usize,
+    /// At most this many initial tasks.
+    pub initial_tasks: usize,
+    /// At most this capacity; small values keep growth and shrinking in play.
+    pub capacity: usize,
+}
+
+impl Shape {
+    /// Scenarios for hardware threads: 3 thieves, enough work per round for
+    /// the threads to overlap.
+    pub fn hardware() -> Shape {
+        Shape { thieves: 3, rounds: 3, owner_actions: 40, thief_actions: 16, initial_tasks: 24, capacity: 4 }
+    }
+
+    /// Scenarios for shuttle: 4 thieves (5 threads), short rounds, so that a
+    /// schedule is cheap and thousands of them fit in a test.
+    pub fn shuttle() -> Shape {
+        Shape { thieves: 4, rounds: 2, owner_actions: 10, thief_actions: 4, initial_tasks: 8, capacity: 4 }
+    }
+}
+
+fn owner_action() -> impl Strategy<Value = OwnerAction> {
+    // More pushes than pops, so that the deque grows past a small capacity;
+    // the final drain and the pops make it shrink again.
+    prop_oneof![3 => Just(OwnerAction::Push), 2 => Just(OwnerAction::Pop)]
+}
+
+fn batch_limit() -> impl Strategy<Value = usize> {
+    prop_oneof![1..=4usize, Just(32usize)]
+}
+
+fn thief_action() -> impl Strategy<Value = ThiefAction> {
+    prop_oneof![
+        3 => Just(ThiefAction::Steal),
+        1 => batch_limit().prop_map(|limit| ThiefAction::StealBatch { limit }),
+        1 => batch_limit().prop_map(|limit| ThiefAction::StealBatchAndPop { limit }),
+    ]
+}
+
+fn round(shape: Shape) -> impl Strategy<Value = Round> {
+    let owner = proptest::collection::vec(owner_action(), 0..=shape.owner_actions);
+    let thief = proptest::collection::vec(thief_action(), 0..=shape.thief_actions);
+    let thieves = proptest::collection::vec(thief, shape.thieves);
+    (owner, thieves).prop_map(|(owner, thieves)| Round { owner, thieves })
+}
+
+/// Scenarios of the given shape, with every flavour and both bounded and
+/// growable deques.
+pub fn scenarios(shape: Shape) -> impl Strategy<Value = Scenario> {
+    let flavor = prop_oneof![Just(Flavor::Lifo), Just(Flavor::Fifo)];
+    (
+        flavor,
+        proptest::bool::weighted(0.25),
+        1..=shape.capacity.max(1),
+        0..=shape.initial_tasks,
+        proptest::collection::vec(round(shape), 1..=shape.rounds.max(1)),
+    )
+        .prop_map(|(flavor, bounded, capacity, initial_tasks, rounds)| Scenario {
+            flavor,
+            bounded,
+            capacity,
+            initial_tasks,
+            rounds,
+        })
+}
