@@ -1,0 +1,208 @@
+//! The deques under comparison behind one small interface, so that every
+//! scenario is written once and runs the same code for each of them.
+//!
+//! Tasks are `u64`: one machine word, like the task pointers a scheduler
+//! pushes. `chase-lev` and `crossbeam-deque` are created growable with their
+//! default capacity, as a scheduler would create them; `st3` is bounded, so
+//! each scenario sizes it to hold everything it pushes.
+//!
+//! Shared by `benches/compare` (criterion) and `examples/owner_paths.rs`
+//! (callgrind instruction counts), which includes this file with `#[path]`.
+
+#![allow(dead_code)] // each includer uses a different part
+
+/// The outcome of one steal attempt, whatever the library calls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    Task(u64),
+    Empty,
+    /// The attempt lost a race (crossbeam's and chase-lev's `Retry`, st3's
+    /// `StealError::Busy`).
+    Retry,
+}
+
+/// The owner's side only: what `Vec` can be compared on as well.
+pub trait OwnerPaths {
+    fn push(&mut self, task: u64);
+    fn pop(&mut self) -> Option<u64>;
+}
+
+/// A work-stealing deque: an owner handle and a thief handle.
+pub trait Contender: 'static {
+    /// The name in the criterion report and the tables.
+    const NAME: &'static str;
+    type Owner: Send;
+    type Thief: Clone + Send + Sync;
+
+    /// An owner handle; `capacity` is how many tasks the scenario will hold
+    /// at most (only the bounded `st3` uses it).
+    fn owner(capacity: usize) -> Self::Owner;
+    fn thief(owner: &Self::Owner) -> Self::Thief;
+    fn push(owner: &Self::Owner, task: u64);
+    fn pop(owner: &Self::Owner) -> Option<u64>;
+    /// Steals the oldest task. `scratch` is a worker of the thief's own:
+    /// `st3` can only steal into a destination queue, so its single steal is
+    /// `steal_and_pop` of exactly one task, which leaves `scratch` untouched.
+    fn steal(thief: &Self::Thief, scratch: &Self::Owner) -> Taken;
+    /// Steals about half of the tasks (at most 32), returns one and pushes
+    /// the rest into `dest`.
+    fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken;
+}
+
+/// The largest batch: crossbeam-deque's (and chase-lev's) default limit,
+/// applied to st3 too so that the three move the same number of tasks.
+const BATCH_LIMIT: usize = 32;
+
+pub struct ChaseLev;
+
+impl Contender for ChaseLev {
+    const NAME: &'static str = "chase-lev";
+    type Owner = chase_lev::Worker<u64>;
+    type Thief = chase_lev::Stealer<u64>;
+
+    fn owner(_capacity: usize) -> Self::Owner {
+        chase_lev::Worker::new_lifo()
+    }
+    fn thief(owner: &Self::Owner) -> Self::Thief {
+        owner.stealer()
+    }
+    #[inline]
+    fn push(owner: &Self::Owner, task: u64) {
+        owner.push(task)
+    }
+    #[inline]
+    fn pop(owner: &Self::Owner) -> Option<u64> {
+        owner.pop()
+    }
+    #[inline]
+    fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
+        match thief.steal() {
+            chase_lev::Steal::Success(task) => Taken::Task(task),
+            chase_lev::Steal::Empty => Taken::Empty,
+            chase_lev::Steal::Retry => Taken::Retry,
+        }
+    }
+    #[inline]
+    fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
+        match thief.steal_batch_and_pop(dest) {
+            chase_lev::Steal::Success(task) => Taken::Task(task),
+            chase_lev::Steal::Empty => Taken::Empty,
+            chase_lev::Steal::Retry => Taken::Retry,
+        }
+    }
+}
+
+pub struct Crossbeam;
+
+impl Contender for Crossbeam {
+    const NAME: &'static str = "crossbeam-deque";
+    type Owner = crossbeam_deque::Worker<u64>;
+    type Thief = crossbeam_deque::Stealer<u64>;
+
+    fn owner(_capacity: usize) -> Self::Owner {
+        crossbeam_deque::Worker::new_lifo()
+    }
+    fn thief(owner: &Self::Owner) -> Self::Thief {
+        owner.stealer()
+    }
+    #[inline]
+    fn push(owner: &Self::Owner, task: u64) {
+        owner.push(task)
+    }
+    #[inline]
+    fn pop(owner: &Self::Owner) -> Option<u64> {
+        owner.pop()
+    }
+    #[inline]
+    fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
+        match thief.steal() {
+            crossbeam_deque::Steal::Success(task) => Taken::Task(task),
+            crossbeam_deque::Steal::Empty => Taken::Empty,
+            crossbeam_deque::Steal::Retry => Taken::Retry,
+        }
+    }
+    #[inline]
+    fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
+        match thief.steal_batch_and_pop(dest) {
+            crossbeam_deque::Steal::Success(task) => Taken::Task(task),
+            crossbeam_deque::Steal::Empty => Taken::Empty,
+            crossbeam_deque::Steal::Retry => Taken::Retry,
+        }
+    }
+}
+
+pub struct St3;
+
+impl Contender for St3 {
+    const NAME: &'static str = "st3";
+    type Owner = st3::lifo::Worker<u64>;
+    type Thief = st3::lifo::Stealer<u64>;
+
+    fn owner(capacity: usize) -> Self::Owner {
+        // Bounded: room for everything the scenario pushes, and at least
+        // one batch for a thief's destination.
+        st3::lifo::Worker::new(capacity.max(2 * BATCH_LIMIT))
+    }
+    fn thief(owner: &Self::Owner) -> Self::Thief {
+        owner.stealer()
+    }
+    #[inline]
+    fn push(owner: &Self::Owner, task: u64) {
+        if owner.push(task).is_err() {
+            too_small()
+        }
+    }
+    #[inline]
+    fn pop(owner: &Self::Owner) -> Option<u64> {
+        owner.pop()
+    }
+    #[inline]
+    fn steal(thief: &Self::Thief, scratch: &Self::Owner) -> Taken {
+        st3_taken(thief.steal_and_pop(scratch, |_available| 1))
+    }
+    #[inline]
+    fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
+        st3_taken(thief.steal_and_pop(dest, |available| available.div_ceil(2).min(BATCH_LIMIT)))
+    }
+}
+
+#[inline]
+fn st3_taken(result: Result<(u64, usize), st3::StealError>) -> Taken {
+    match result {
+        Ok((task, _moved)) => Taken::Task(task),
+        Err(st3::StealError::Empty) => Taken::Empty,
+        Err(st3::StealError::Busy) => Taken::Retry,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn too_small() -> ! {
+    panic!("the st3 queue of this scenario was sized too small")
+}
+
+/// An owner handle seen through the owner-only interface.
+pub struct Owned<C: Contender>(pub C::Owner);
+
+impl<C: Contender> OwnerPaths for Owned<C> {
+    #[inline]
+    fn push(&mut self, task: u64) {
+        C::push(&self.0, task)
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<u64> {
+        C::pop(&self.0)
+    }
+}
+
+/// The floor: a plain `Vec` used as a stack, no atomics at all.
+impl OwnerPaths for Vec<u64> {
+    #[inline]
+    fn push(&mut self, task: u64) {
+        Vec::push(self, task)
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<u64> {
+        Vec::pop(self)
+    }
+}

@@ -1,0 +1,182 @@
+//! chase-lev side by side with crossbeam-deque 0.8 and st3 0.4 (and `Vec` as
+//! the floor for the owner paths), in one criterion run, followed by a ratio
+//! table read back from this run's criterion estimates and a table of how
+//! often a steal came back `Retry`.
+//!
+//! `cargo bench -p chase-lev --bench compare` (a filter after `--` selects
+//! benchmarks as usual). Budget, by environment variable:
+//! - `CHASE_LEV_BENCH_SAMPLES`: criterion samples per benchmark (default 10,
+//!   criterion's minimum);
+//! - `CHASE_LEV_BENCH_SECONDS`: measurement time per benchmark (default 1);
+//! - `CHASE_LEV_BENCH_WARMUP`: warm-up time per benchmark (default 0.3);
+//! - `CHASE_LEV_BENCH_TASKS`: tasks per round of the concurrent scenarios
+//!   (default 10000).
+
+mod concurrent;
+mod contenders;
+mod owner_paths;
+mod ratios;
+
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+
+use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3};
+use owner_paths::{push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
+
+fn env_number(name: &str, default: f64) -> f64 {
+    match std::env::var(name) {
+        Ok(text) => text
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// Push `count` then pop `count`, with a deque kept from one iteration to the
+/// next (so a deque that shrinks when drained pays for growing again).
+fn bench_push_then_pop(group: &mut BenchmarkGroup<'_, WallTime>, count: u64) {
+    fn one<O: OwnerPaths>(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        name: &str,
+        mut owner: O,
+        count: u64,
+    ) {
+        group.bench_function(name, |bencher| {
+            bencher.iter(|| push_then_pop(&mut owner, count))
+        });
+    }
+    group.throughput(Throughput::Elements(2 * count));
+    one(
+        group,
+        ChaseLev::NAME,
+        Owned::<ChaseLev>(ChaseLev::owner(count as usize)),
+        count,
+    );
+    one(
+        group,
+        St3::NAME,
+        Owned::<St3>(St3::owner(count as usize)),
+        count,
+    );
+    one(
+        group,
+        Crossbeam::NAME,
+        Owned::<Crossbeam>(Crossbeam::owner(count as usize)),
+        count,
+    );
+    one(group, "Vec", Vec::<u64>::new(), count);
+}
+
+fn bench_pairs(group: &mut BenchmarkGroup<'_, WallTime>) {
+    fn one<O: OwnerPaths>(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut owner: O) {
+        group.bench_function(name, |bencher| {
+            bencher.iter(|| push_pop_pairs(&mut owner, PAIRS_PER_ITERATION))
+        });
+    }
+    group.throughput(Throughput::Elements(2 * PAIRS_PER_ITERATION));
+    one(group, ChaseLev::NAME, Owned::<ChaseLev>(ChaseLev::owner(1)));
+    one(group, St3::NAME, Owned::<St3>(St3::owner(1)));
+    one(
+        group,
+        Crossbeam::NAME,
+        Owned::<Crossbeam>(Crossbeam::owner(1)),
+    );
+    one(group, "Vec", Vec::<u64>::new());
+}
+
+/// Runs one concurrent scenario for the three deques.
+fn bench_concurrent(
+    criterion: &mut Criterion,
+    name: &str,
+    tasks: u64,
+    scenario: concurrent::Scenario,
+) {
+    fn one<C: Contender>(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        tasks: u64,
+        scenario: concurrent::Scenario,
+    ) {
+        group.bench_function(C::NAME, |bencher| {
+            bencher.iter_custom(|rounds| concurrent::run::<C>(scenario, tasks, rounds))
+        });
+    }
+    let mut group = criterion.benchmark_group(name);
+    group.throughput(Throughput::Elements(tasks));
+    // One round is tens of microseconds to milliseconds: flat sampling keeps
+    // the number of rounds (and the run time) small and predictable.
+    group.sampling_mode(SamplingMode::Flat);
+    one::<ChaseLev>(&mut group, tasks, scenario);
+    one::<St3>(&mut group, tasks, scenario);
+    one::<Crossbeam>(&mut group, tasks, scenario);
+    group.finish();
+}
+
+fn main() {
+    let samples = env_number("CHASE_LEV_BENCH_SAMPLES", 10.0) as usize;
+    let seconds = env_number("CHASE_LEV_BENCH_SECONDS", 1.0);
+    let warmup = env_number("CHASE_LEV_BENCH_WARMUP", 0.3);
+    let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
+    let output = ratios::output_directory();
+    let started = std::time::SystemTime::now();
+
+    let mut criterion = Criterion::default()
+        .sample_size(samples.max(10))
+        .measurement_time(Duration::from_secs_f64(seconds))
+        .warm_up_time(Duration::from_secs_f64(warmup))
+        .output_directory(&output)
+        .configure_from_args();
+
+    {
+        let mut group = criterion.benchmark_group("owner push 1k then pop 1k");
+        bench_push_then_pop(&mut group, 1_000);
+        group.finish();
+    }
+    {
+        let mut group = criterion.benchmark_group("owner push 1M then pop 1M");
+        group.sampling_mode(SamplingMode::Flat);
+        bench_push_then_pop(&mut group, 1_000_000);
+        group.finish();
+    }
+    {
+        let mut group = criterion.benchmark_group("owner push;pop pairs");
+        bench_pairs(&mut group);
+        group.finish();
+    }
+    use concurrent::Scenario;
+    bench_concurrent(
+        &mut criterion,
+        "steal, owner idle",
+        tasks,
+        Scenario::StealOwnerIdle,
+    );
+    bench_concurrent(
+        &mut criterion,
+        "steal, owner pops",
+        tasks,
+        Scenario::StealOwnerPops,
+    );
+    bench_concurrent(
+        &mut criterion,
+        "batch steal, owner idle",
+        tasks,
+        Scenario::BatchOwnerIdle,
+    );
+    bench_concurrent(
+        &mut criterion,
+        "batch steal, owner pops",
+        tasks,
+        Scenario::BatchOwnerPops,
+    );
+    bench_concurrent(
+        &mut criterion,
+        "1 producer + 3 thieves",
+        tasks,
+        Scenario::ProducerThreeThieves,
+    );
+
+    criterion.final_summary();
+    ratios::print_ratio_table(&output, started);
+    concurrent::print_retry_table();
+}

@@ -1,0 +1,158 @@
+//! Reads back the estimates criterion wrote during this run and prints the
+//! ratios chase-lev / st3 and chase-lev / crossbeam-deque, so that the table
+//! compares figures from one run on the same (noisy, shared) machine.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+/// Where criterion writes its reports: `$CRITERION_HOME`, else
+/// `$CARGO_TARGET_DIR/criterion`, else `criterion/` in the target directory
+/// that holds this bench executable (`<target>/release/deps/compare-…`).
+pub fn output_directory() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    let executable = std::env::current_exe().expect("the bench knows its own path");
+    match executable.ancestors().nth(3) {
+        Some(target) => target.join("criterion"),
+        None => PathBuf::from("target/criterion"),
+    }
+}
+
+/// One benchmark's figures, in nanoseconds per element of its throughput.
+struct Figures {
+    median: f64,
+    /// The fastest sample's time per element: the least disturbed by the
+    /// other users of the machine.
+    best: f64,
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Finds every `new/` directory written since `since` and reads its figures,
+/// keyed by (group, function).
+fn collect(directory: &Path, since: SystemTime, found: &mut BTreeMap<(String, String), Figures>) {
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if path.file_name().is_some_and(|name| name == "new") {
+            if let Some(figures) = read_figures(&path, since) {
+                found.insert(figures.0, figures.1);
+            }
+        } else {
+            collect(&path, since, found);
+        }
+    }
+}
+
+fn read_figures(new: &Path, since: SystemTime) -> Option<((String, String), Figures)> {
+    let estimates_path = new.join("estimates.json");
+    let modified = std::fs::metadata(&estimates_path).ok()?.modified().ok()?;
+    if modified < since {
+        return None; // from an earlier run (or filtered out of this one)
+    }
+    let benchmark = read_json(&new.join("benchmark.json"))?;
+    let estimates = read_json(&estimates_path)?;
+    let sample = read_json(&new.join("sample.json"))?;
+    let elements = benchmark["throughput"]["Elements"].as_f64().unwrap_or(1.0);
+    let median = estimates["median"]["point_estimate"].as_f64()? / elements;
+    let iterations = sample["iters"].as_array()?;
+    let times = sample["times"].as_array()?;
+    let best = iterations
+        .iter()
+        .zip(times)
+        .filter_map(|(count, time)| Some(time.as_f64()? / count.as_f64()?))
+        .fold(f64::INFINITY, f64::min)
+        / elements;
+    let key = (
+        benchmark["group_id"].as_str()?.to_string(),
+        benchmark["function_id"].as_str().unwrap_or("").to_string(),
+    );
+    Some((key, Figures { median, best }))
+}
+
+const GROUPS: [&str; 8] = [
+    "owner push 1k then pop 1k",
+    "owner push 1M then pop 1M",
+    "owner push;pop pairs",
+    "steal, owner idle",
+    "steal, owner pops",
+    "batch steal, owner idle",
+    "batch steal, owner pops",
+    "1 producer + 3 thieves",
+];
+
+pub fn print_ratio_table(directory: &Path, since: SystemTime) {
+    let mut found = BTreeMap::new();
+    collect(directory, since, &mut found);
+    if found.is_empty() {
+        println!(
+            "(no criterion estimates written by this run under {}: nothing to compare)",
+            directory.display()
+        );
+        return;
+    }
+    let figure = |group: &str, deque: &str| found.get(&(group.to_string(), deque.to_string()));
+    let nanoseconds = |figures: Option<&Figures>| match figures {
+        Some(figures) => format!("{:.2}", figures.median),
+        None => "-".to_string(),
+    };
+    let ratio = |mine: Option<&Figures>, theirs: Option<&Figures>, best: bool| match (mine, theirs)
+    {
+        (Some(mine), Some(theirs)) if best => format!("{:.2}", mine.best / theirs.best),
+        (Some(mine), Some(theirs)) => format!("{:.2}", mine.median / theirs.median),
+        _ => "-".to_string(),
+    };
+    println!();
+    println!("Ratios from this run (ns per operation for the owner rows, per task for the others;");
+    println!("median of criterion's samples; 'best' divides the fastest samples; below 1 means chase-lev is faster):");
+    println!(
+        "| {:<26} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} |",
+        "benchmark",
+        "chase-lev",
+        "st3",
+        "crossbeam",
+        "Vec",
+        "chase-lev/st3",
+        "chase-lev/crossbeam",
+        "(best) /st3",
+        "(best) /crossbeam"
+    );
+    println!(
+        "|{:-<28}|{:->11}|{:->9}|{:->11}|{:->8}|{:->15}|{:->21}|{:->13}|{:->19}|",
+        "", "", "", "", "", "", "", "", ""
+    );
+    for group in GROUPS {
+        let mine = figure(group, "chase-lev");
+        let st3 = figure(group, "st3");
+        let crossbeam = figure(group, "crossbeam-deque");
+        if mine.is_none() && st3.is_none() && crossbeam.is_none() {
+            continue;
+        }
+        println!(
+            "| {:<26} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} |",
+            group,
+            nanoseconds(mine),
+            nanoseconds(st3),
+            nanoseconds(crossbeam),
+            nanoseconds(figure(group, "Vec")),
+            ratio(mine, st3, false),
+            ratio(mine, crossbeam, false),
+            ratio(mine, st3, true),
+            ratio(mine, crossbeam, true),
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! The owner-only workloads of the comparison bench, one per process, for
+//! `valgrind --tool=callgrind`: instruction counts do not depend on what else
+//! runs on the machine. `deque/benches/callgrind.sh` runs every combination
+//! and prints instructions per operation.
+//!
+//! Usage: `owner_paths <chase-lev|st3|crossbeam-deque|Vec> <case>` where case is
+//! `push-1k-then-pop-1k`, `push-1M-then-pop-1M`, `push-pop-pairs`, or
+//! `steal-1k` (push 1k, then steal them back on the same thread: the steal
+//! path without contention; not for Vec). The process prints the number of
+//! operations the measured function performs; callgrind counts the
+//! instructions inside `measured_rounds` only (`--toggle-collect`).
+
+#[path = "../benches/compare/contenders.rs"]
+mod contenders;
+#[path = "../benches/compare/owner_paths.rs"]
+mod owner_paths;
+
+use std::hint::black_box;
+
+use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3, Taken};
+use owner_paths::{push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
+
+#[derive(Clone, Copy)]
+enum Case {
+    PushThenPop(u64),
+    Pairs,
+    Steal(u64),
+}
+
+impl Case {
+    fn parse(name: &str) -> Case {
+        match name {
+            "push-1k-then-pop-1k" => Case::PushThenPop(1_000),
+            "push-1M-then-pop-1M" => Case::PushThenPop(1_000_000),
+            "push-pop-pairs" => Case::Pairs,
+            "steal-1k" => Case::Steal(1_000),
+            _ => panic!("unknown case {name}"),
+        }
+    }
+
+    /// Measured rounds: enough that one-off costs (the first growth of the
+    /// buffer happens in the unmeasured warm-up round anyway) vanish.
+    fn rounds(self) -> u64 {
+        match self {
+            Case::PushThenPop(count) if count >= 1_000_000 => 2,
+            _ => 100,
+        }
+    }
+
+    /// Operations per round: every push and every pop (or steal) counts one.
+    fn operations_per_round(self) -> u64 {
+        match self {
+            Case::PushThenPop(count) | Case::Steal(count) => 2 * count,
+            Case::Pairs => 2 * PAIRS_PER_ITERATION,
+        }
+    }
+}
+
+#[inline(always)]
+fn one_round<O: OwnerPaths>(owner: &mut O, case: Case) {
+    match case {
+        Case::PushThenPop(count) => push_then_pop(owner, count),
+        Case::Pairs => push_pop_pairs(owner, PAIRS_PER_ITERATION),
+        Case::Steal(_) => unreachable!("steal is measured by measured_steal_rounds"),
+    }
+}
+
+/// Not counted: brings the buffer to its working size first.
+#[inline(never)]
+fn warm_up<O: OwnerPaths>(owner: &mut O, case: Case) {
+    one_round(owner, case);
+}
+
+/// The only function callgrind counts.
+#[inline(never)]
+fn measured_rounds<O: OwnerPaths>(owner: &mut O, case: Case, rounds: u64) {
+    for _ in 0..rounds {
+        one_round(owner, case);
+    }
+}
+
+/// The only function callgrind counts for the steal case (its name also
+/// matches the `measured_*` pattern of the script).
+#[inline(never)]
+fn measured_steal_rounds<C: Contender>(
+    owner: &C::Owner,
+    thief: &C::Thief,
+    scratch: &C::Owner,
+    count: u64,
+    rounds: u64,
+) {
+    for _ in 0..rounds {
+        steal_round::<C>(owner, thief, scratch, count);
+    }
+}
+
+#[inline(always)]
+fn steal_round<C: Contender>(owner: &C::Owner, thief: &C::Thief, scratch: &C::Owner, count: u64) {
+    for task in 0..count {
+        C::push(owner, black_box(task));
+    }
+    for _ in 0..count {
+        match C::steal(thief, scratch) {
+            Taken::Task(task) => {
+                black_box(task);
+            }
+            other => panic!("a single-threaded steal returned {other:?}"),
+        }
+    }
+}
+
+fn run_owner<O: OwnerPaths>(mut owner: O, case: Case) {
+    warm_up(&mut owner, case);
+    measured_rounds(&mut owner, case, case.rounds());
+}
+
+fn run_steal<C: Contender>(case: Case) {
+    let Case::Steal(count) = case else {
+        unreachable!()
+    };
+    let owner = C::owner(count as usize);
+    let thief = C::thief(&owner);
+    let scratch = C::owner(64);
+    steal_round::<C>(&owner, &thief, &scratch, count);
+    measured_steal_rounds::<C>(&owner, &thief, &scratch, count, case.rounds());
+}
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().collect();
+    let [_, deque, case] = arguments.as_slice() else {
+        panic!("usage: owner_paths <chase-lev|st3|crossbeam-deque|Vec> <case>");
+    };
+    let case = Case::parse(case);
+    let capacity = match case {
+        Case::PushThenPop(count) | Case::Steal(count) => count as usize,
+        Case::Pairs => 1,
+    };
+    match (deque.as_str(), case) {
+        (ChaseLev::NAME, Case::Steal(_)) => run_steal::<ChaseLev>(case),
+        (St3::NAME, Case::Steal(_)) => run_steal::<St3>(case),
+        (Crossbeam::NAME, Case::Steal(_)) => run_steal::<Crossbeam>(case),
+        ("Vec", Case::Steal(_)) => panic!("Vec has no steal"),
+        (ChaseLev::NAME, _) => run_owner(Owned::<ChaseLev>(ChaseLev::owner(capacity)), case),
+        (St3::NAME, _) => run_owner(Owned::<St3>(St3::owner(capacity)), case),
+        (Crossbeam::NAME, _) => run_owner(Owned::<Crossbeam>(Crossbeam::owner(capacity)), case),
+        ("Vec", _) => run_owner(Vec::<u64>::new(), case),
+        _ => panic!("unknown deque {deque}"),
+    }
+    println!("operations {}", case.operations_per_round() * case.rounds());
+}
