@@ -1,1 +1,18 @@
-//! Loom models of the chase-lev deque (placeholder).
+//! Model tests of the chase-lev deque: the loom model suite, the mutation
+//! matrix and the fence lab.
+//!
+//! The deque's source is compiled again by internal packages (under
+//! `builds/`) with loom's or shuttle's atomics and with the mutants: one
+//! deliberate weakening of one ordering, fence or step of the algorithm each.
+//! The scenarios (`scenarios.rs`) are compiled once per model checker
+//! ([`on_loom`], [`on_shuttle`]) and checked against the [`ledger`].
+
+pub mod evidence;
+pub mod explore;
+pub mod ledger;
+pub mod matrix;
+pub mod on_loom;
+pub mod on_shuttle;
+
+/// The mutants, as the loom build names them (the canonical list).
+pub use chase_lev_loom::Mutant;

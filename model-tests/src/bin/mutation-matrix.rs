@@ -1,0 +1,78 @@
+//! The mutation matrix: runs every mutant against the loom suite and
+//! shuttle, reads miri's results, prints the table and writes
+//! `model-tests/mutation-matrix.tsv`.
+//!
+//! Usage: `cargo run --release -p model-tests --bin mutation-matrix [-- --no-shuttle]`
+//! Budget: `SHUTTLE_SCHEDULES` schedules per scenario for each of shuttle's
+//! random and PCT schedulers (default 1000); `LOOM_MAX_PREEMPTIONS`
+//! overrides the three-thread scenarios' preemption bounds.
+//! Exits with failure if a mutant survives without an argument.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use model_tests::matrix::{self, ShuttleBudget};
+
+fn main() -> ExitCode {
+    // Every kill is a panic inside the model checker; the table reports them.
+    std::panic::set_hook(Box::new(|_| {}));
+    let run_shuttle = !std::env::args().any(|argument| argument == "--no-shuttle");
+    let schedules = std::env::var("SHUTTLE_SCHEDULES").map_or(1000, |value| {
+        value.parse().expect("SHUTTLE_SCHEDULES must be a number")
+    });
+    let budget = ShuttleBudget {
+        schedules_per_scheduler: if run_shuttle { schedules } else { 0 },
+        seed: 1,
+    };
+    let directory = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let miri_results = directory.join("miri-results.tsv");
+    println!(
+        "mutation matrix: {} mutants against the loom suite",
+        model_tests::Mutant::ALL.len()
+    );
+    if run_shuttle {
+        println!("shuttle: PCT (depth 3) and random, {schedules} schedules per scenario each (SHUTTLE_SCHEDULES)");
+    }
+    match std::fs::metadata(&miri_results) {
+        Ok(_) => println!("miri: results read from {}", miri_results.display()),
+        Err(_) => println!(
+            "miri: no {} (run model-tests/run-miri-matrix.sh)",
+            miri_results.display()
+        ),
+    }
+    let started = Instant::now();
+    let rows = matrix::run_matrix(budget, &miri_results, |row| {
+        println!(
+            "  {:<24} {:<22} {:<52} {:>7} interleavings  {:>6.2} s",
+            row.mutant.name(),
+            row.verdict(),
+            row.scenario_or_argument(),
+            row.interleavings(),
+            row.seconds()
+        );
+    });
+    println!();
+    print!("{}", matrix::table(&rows));
+    let output = directory.join("mutation-matrix.tsv");
+    std::fs::write(&output, matrix::tsv(&rows)).expect("write the matrix file");
+    println!(
+        "\nwritten to {} in {:.1} s",
+        output.display(),
+        started.elapsed().as_secs_f64()
+    );
+    let gaps: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.verdict() == "SURVIVED (gap)")
+        .map(|row| row.mutant.name())
+        .collect();
+    if gaps.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "mutants that survive without an argument (gaps in the suite): {}",
+            gaps.join(", ")
+        );
+        ExitCode::FAILURE
+    }
+}

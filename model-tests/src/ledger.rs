@@ -1,0 +1,431 @@
+//! The observer's ledger: what every model execution is checked against.
+//!
+//! The ledger lives outside the model (a thread-local of the OS thread that
+//! runs the checker, plain memory, no atomics), so it adds no synchronisation
+//! that could hide a weakened ordering. Loom and shuttle run all the threads
+//! of a model on that one OS thread, one at a time, so the ledger's order of
+//! events is the order in which the execution ran them.
+//!
+//! Tasks are [`Task`]s: an id (ids start at 1, so a task read from a slot that
+//! was never written, which holds zeroes, shows up as id 0) whose `Drop`
+//! records that the deque dropped it. A thread that takes a task hands it to
+//! [`took`], which records the removal and forgets the task. At the end of an
+//! execution every pushed id must have left the deque exactly once, either
+//! taken or dropped by the deque: nothing lost (or leaked), nothing taken or
+//! dropped twice (a double free for a real task), nothing invented.
+//!
+//! `Empty` (and `None` from the owner's pop) is checked for soundness: it is a
+//! violation if some task was certainly in the deque during the whole call.
+//! A task is certainly there if its push *happens before* the call started,
+//! as the caller knows it (the owner's own earlier pushes; for a thief, the
+//! pushes made before it was spawned), and no operation that removed it had
+//! started before the call ended. Happens-before, not the order of the ledger,
+//! is the right notion for pushes: under C11 a thief may legitimately miss a
+//! push that merely ran earlier. For removals the check counts any that had
+//! started, so it never blames a correct deque for a race it could have lost.
+//! A refused `try_push` (bounded worker) is checked the same way: it is a
+//! violation if the owner's own count, which thieves can only lower, was
+//! below the bound; an accepted push is a violation if the deque certainly
+//! held `bound` tasks throughout.
+
+use std::cell::RefCell;
+use std::fmt;
+
+/// A task in a model: an id that the ledger follows from push to removal.
+/// Plain data, so a duplicated task (in a mutant) is harmless to the checker
+/// itself; the ledger reports it.
+#[derive(PartialEq, Eq)]
+pub struct Task(pub u64);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        // Only the deque drops a `Task` (the remaining tasks when the last
+        // handle goes): the model's threads forget the tasks they take.
+        LEDGER.with(|ledger| {
+            let mut ledger = ledger.borrow_mut();
+            let now = ledger.tick();
+            ledger.removals.push(Removal {
+                id: self.0,
+                by: "the deque's drop".into(),
+                started: now,
+            });
+        });
+    }
+}
+
+impl fmt::Debug for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task {}", self.0)
+    }
+}
+
+/// A point in the ledger's order of events.
+pub type Mark = u64;
+
+/// An operation in progress: who runs it and when it started.
+#[derive(Clone, Debug)]
+pub struct Operation {
+    who: String,
+    what: &'static str,
+    started: Mark,
+}
+
+impl Operation {
+    /// When the operation started; the caller's own earlier pushes were
+    /// recorded before this mark.
+    pub fn started(&self) -> Mark {
+        self.started
+    }
+}
+
+struct Removal {
+    id: u64,
+    by: String,
+    started: Mark,
+}
+
+struct EmptyClaim {
+    operation: Operation,
+    ended: Mark,
+    /// Pushes that happen before the call: those recorded before this mark.
+    known_pushed_before: Mark,
+}
+
+struct PushAttempt {
+    operation: Operation,
+    ended: Mark,
+    accepted: bool,
+    bound: usize,
+    /// The owner's own count of tasks taken by its pops before this push.
+    own_pops_before: usize,
+}
+
+#[derive(Default)]
+struct Ledger {
+    clock: Mark,
+    pushed: Vec<(u64, Mark)>,
+    removals: Vec<Removal>,
+    empties: Vec<EmptyClaim>,
+    push_attempts: Vec<PushAttempt>,
+    own_pops: usize,
+}
+
+impl Ledger {
+    fn tick(&mut self) -> Mark {
+        self.clock += 1;
+        self.clock
+    }
+}
+
+thread_local! {
+    static LEDGER: RefCell<Ledger> = RefCell::new(Ledger::default());
+}
+
+fn with<R>(f: impl FnOnce(&mut Ledger) -> R) -> R {
+    LEDGER.with(|ledger| f(&mut ledger.borrow_mut()))
+}
+
+/// Starts a fresh ledger (at the start of each execution of a model).
+pub fn reset() {
+    with(|ledger| *ledger = Ledger::default());
+}
+
+/// The current point in the ledger's order; pushes recorded before it happen
+/// before anything a thread spawned after this call does.
+pub fn now() -> Mark {
+    with(|ledger| ledger.tick())
+}
+
+/// Records the start of an operation.
+pub fn begin(who: &str, what: &'static str) -> Operation {
+    with(|ledger| Operation {
+        who: who.to_string(),
+        what,
+        started: ledger.tick(),
+    })
+}
+
+/// Records that the owner's push of `id` completed.
+pub fn pushed(id: u64) {
+    with(|ledger| {
+        let now = ledger.tick();
+        ledger.pushed.push((id, now));
+    });
+}
+
+/// Records a bounded push attempt: accepted (the task is now in the deque)
+/// or refused (the task came back and is forgotten here).
+pub fn push_attempted(operation: Operation, id: u64, bound: usize, refused: Option<Task>) {
+    let accepted = refused.is_none();
+    if let Some(task) = refused {
+        assert_eq!(task.0, id, "try_push handed back a different task");
+        std::mem::forget(task);
+    }
+    with(|ledger| {
+        let ended = ledger.tick();
+        if accepted {
+            ledger.pushed.push((id, ended));
+        }
+        let own_pops_before = ledger.own_pops;
+        ledger.push_attempts.push(PushAttempt {
+            operation,
+            ended,
+            accepted,
+            bound,
+            own_pops_before,
+        });
+    });
+}
+
+/// Records that `operation` took `task` out of the deque, and forgets it.
+pub fn took(operation: &Operation, task: Task) {
+    let id = task.0;
+    std::mem::forget(task);
+    with(|ledger| {
+        if operation.what == "pop" {
+            ledger.own_pops += 1;
+        }
+        ledger.removals.push(Removal {
+            id,
+            by: format!("{}'s {}", operation.who, operation.what),
+            started: operation.started,
+        })
+    });
+}
+
+/// Records that `operation` reported an empty deque; `known_pushed_before`
+/// is the mark before which pushes happen before the operation.
+pub fn returned_empty(operation: Operation, known_pushed_before: Mark) {
+    with(|ledger| {
+        let ended = ledger.tick();
+        ledger.empties.push(EmptyClaim {
+            operation,
+            ended,
+            known_pushed_before,
+        });
+    });
+}
+
+/// A broken promise of the deque, found at the end of an execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation(pub String);
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Checks the finished execution: call it after every thread has been
+/// joined and every handle of the deque dropped.
+pub fn verify() -> Result<(), Violation> {
+    with(|ledger| verify_ledger(ledger))
+}
+
+fn verify_ledger(ledger: &Ledger) -> Result<(), Violation> {
+    for removal in &ledger.removals {
+        if !ledger.pushed.iter().any(|&(id, _)| id == removal.id) {
+            let what = if removal.id == 0 {
+                "task 0, the zeroes of a slot that was never written (an uninitialised read)"
+                    .to_string()
+            } else {
+                format!("task {}, which was never pushed", removal.id)
+            };
+            return Err(Violation(format!("{} took {what}", removal.by)));
+        }
+    }
+    for &(id, _) in &ledger.pushed {
+        let takers: Vec<&Removal> = ledger
+            .removals
+            .iter()
+            .filter(|removal| removal.id == id)
+            .collect();
+        match takers.as_slice() {
+            [] => {
+                return Err(Violation(format!(
+                    "task {id} was lost: pushed, never taken, never dropped"
+                )))
+            }
+            [_] => {}
+            [first, second, ..] => {
+                return Err(Violation(format!(
+                    "task {id} was taken twice: by {} and by {}",
+                    first.by, second.by
+                )))
+            }
+        }
+    }
+    for claim in &ledger.empties {
+        let certainly_present = ledger.pushed.iter().find(|&&(id, pushed_at)| {
+            pushed_at < claim.known_pushed_before
+                && !ledger
+                    .removals
+                    .iter()
+                    .any(|removal| removal.id == id && removal.started < claim.ended)
+        });
+        if let Some(&(id, _)) = certainly_present {
+            return Err(Violation(format!(
+                "{}'s {} reported an empty deque, but task {id} was in it during the whole call",
+                claim.operation.who, claim.operation.what
+            )));
+        }
+    }
+    for attempt in &ledger.push_attempts {
+        let pushed_before = ledger
+            .pushed
+            .iter()
+            .filter(|&&(_, at)| at < attempt.operation.started)
+            .count();
+        let owner_count = pushed_before.saturating_sub(attempt.own_pops_before);
+        if !attempt.accepted && owner_count < attempt.bound {
+            return Err(Violation(format!(
+                "try_push was refused as full, but the deque held at most {owner_count} of its {} tasks",
+                attempt.bound
+            )));
+        }
+        let removed_before_end = ledger
+            .removals
+            .iter()
+            .filter(|removal| {
+                removal.started < attempt.ended
+                    && ledger
+                        .pushed
+                        .iter()
+                        .any(|&(id, at)| id == removal.id && at < attempt.operation.started)
+            })
+            .count();
+        let certainly_held = pushed_before.saturating_sub(removed_before_end);
+        if attempt.accepted && certainly_held >= attempt.bound {
+            return Err(Violation(format!(
+                "try_push was accepted while the deque held {certainly_held} tasks, its bound is {}",
+                attempt.bound
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The checker is proved by catching planted bugs, without any deque.
+    use super::*;
+
+    fn take(who: &str, what: &'static str, id: u64) {
+        let operation = begin(who, what);
+        took(&operation, Task(id));
+    }
+
+    #[test]
+    fn a_history_where_each_task_leaves_once_passes() {
+        reset();
+        pushed(1);
+        pushed(2);
+        take("owner", "pop", 2);
+        take("thief", "steal", 1);
+        let operation = begin("owner", "pop");
+        returned_empty(operation, now());
+        assert_eq!(verify(), Ok(()));
+    }
+
+    #[test]
+    fn a_task_taken_twice_is_reported() {
+        reset();
+        pushed(1);
+        take("owner", "pop", 1);
+        take("thief", "steal", 1);
+        assert!(verify().unwrap_err().0.contains("task 1 was taken twice"));
+    }
+
+    #[test]
+    fn a_lost_task_is_reported() {
+        reset();
+        pushed(1);
+        pushed(2);
+        take("owner", "pop", 2);
+        assert!(verify().unwrap_err().0.contains("task 1 was lost"));
+    }
+
+    #[test]
+    fn a_task_dropped_by_the_deque_counts_as_leaving_it() {
+        reset();
+        pushed(1);
+        drop(Task(1));
+        assert_eq!(verify(), Ok(()));
+    }
+
+    #[test]
+    fn a_task_taken_and_then_dropped_by_the_deque_is_a_double_free() {
+        reset();
+        pushed(1);
+        take("thief", "steal", 1);
+        drop(Task(1));
+        assert!(verify().unwrap_err().0.contains("taken twice"));
+    }
+
+    #[test]
+    fn reading_a_never_written_slot_is_reported_as_task_zero() {
+        reset();
+        pushed(1);
+        take("thief", "steal", 0);
+        take("owner", "pop", 1);
+        assert!(verify().unwrap_err().0.contains("uninitialised"));
+    }
+
+    #[test]
+    fn empty_while_a_known_task_sits_untouched_is_reported() {
+        reset();
+        pushed(1);
+        let spawned = now();
+        let steal = begin("thief", "steal");
+        returned_empty(steal, spawned);
+        take("owner", "pop", 1);
+        assert!(verify().unwrap_err().0.contains("reported an empty deque"));
+    }
+
+    #[test]
+    fn empty_is_allowed_when_a_racing_removal_had_started() {
+        reset();
+        pushed(1);
+        let spawned = now();
+        let pop = begin("owner", "pop");
+        let steal = begin("thief", "steal");
+        returned_empty(steal, spawned);
+        took(&pop, Task(1));
+        assert_eq!(verify(), Ok(()));
+    }
+
+    #[test]
+    fn empty_is_allowed_for_a_push_the_thief_cannot_know_about() {
+        reset();
+        let spawned = now();
+        pushed(1);
+        let steal = begin("thief", "steal");
+        returned_empty(steal, spawned);
+        take("owner", "pop", 1);
+        assert_eq!(verify(), Ok(()));
+    }
+
+    #[test]
+    fn a_full_report_below_the_bound_is_reported() {
+        reset();
+        pushed(1);
+        let push = begin("owner", "try_push");
+        push_attempted(push, 2, 2, Some(Task(2)));
+        take("owner", "pop", 1);
+        assert!(verify().unwrap_err().0.contains("refused as full"));
+    }
+
+    #[test]
+    fn a_push_beyond_the_bound_is_reported() {
+        reset();
+        pushed(1);
+        let push = begin("owner", "try_push");
+        push_attempted(push, 2, 1, None);
+        take("owner", "pop", 2);
+        take("owner", "pop", 1);
+        assert!(verify()
+            .unwrap_err()
+            .0
+            .contains("accepted while the deque held 1"));
+    }
+}

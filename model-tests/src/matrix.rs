@@ -1,0 +1,374 @@
+//! The mutation matrix: every mutant against the loom suite (and shuttle),
+//! with miri's results read from the file the miri run writes.
+//!
+//! A mutant is *killed* when some scenario has an execution that breaks a
+//! promise of the deque (or makes the deque or loom panic). A mutant that
+//! survives the whole suite must carry an argument in `proofs-notes/`: either
+//! the weakening is provably safe, or the bug it allows needs load buffering,
+//! which neither loom nor miri can produce. [`survivor_argument`] is that list;
+//! a survivor without an entry is a gap in the suite and the matrix says so.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::explore::{self, Exploration, ShuttleScheduler};
+use crate::{on_loom, on_shuttle, Mutant};
+
+/// Why a surviving mutant is acceptable, with the section that argues it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Argument {
+    /// The weakening is provably safe.
+    ArguedSafe(&'static str),
+    /// The bug needs load buffering, which loom and miri never produce.
+    NeedsLoadBuffering(&'static str),
+}
+
+impl Argument {
+    /// The `proofs-notes/` anchor of the argument.
+    pub fn anchor(self) -> &'static str {
+        match self {
+            Argument::ArguedSafe(anchor) | Argument::NeedsLoadBuffering(anchor) => anchor,
+        }
+    }
+}
+
+/// The arguments for the mutants that the suite cannot kill (see the
+/// module documentation). Kept next to the matrix so that a test can compare
+/// it with `proofs-notes/obligations.md`.
+pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
+    match mutant {
+        // The owner's acquire of top orders a thief's read of a slot before
+        // the owner's overwrite after wrapping around: without it the thief
+        // could read a value from its future (load buffering).
+        Mutant::PushTopAcquire => Some(Argument::NeedsLoadBuffering(
+            "proofs-notes/model.md#load-buffering",
+        )),
+        // A relaxed successful CAS no longer orders the thief's earlier read
+        // of the slot before the owner's later reuse of it (load buffering).
+        Mutant::StealCasSeqCst => Some(Argument::NeedsLoadBuffering(
+            "proofs-notes/model.md#load-buffering",
+        )),
+        _ => None,
+    }
+}
+
+/// What loom made of one mutant.
+#[derive(Clone, Debug)]
+pub enum LoomVerdict {
+    /// A scenario broke a promise.
+    Killed {
+        /// The scenario that killed it.
+        scenario: &'static str,
+        /// Interleavings explored in that scenario up to the kill.
+        interleavings: usize,
+        /// Time spent in the whole suite up to the kill.
+        elapsed: Duration,
+        /// What went wrong.
+        violation: String,
+    },
+    /// No scenario broke a promise.
+    Survived {
+        /// Interleavings explored across the suite.
+        interleavings: usize,
+        /// Time spent on the whole suite.
+        elapsed: Duration,
+        /// The argument in `proofs-notes/`, or `None`: a gap in the suite.
+        argument: Option<Argument>,
+    },
+}
+
+/// What shuttle made of one mutant.
+#[derive(Clone, Debug)]
+pub enum ShuttleVerdict {
+    /// A schedule broke a promise.
+    Caught {
+        /// The scenario.
+        scenario: &'static str,
+        /// Schedules run in that scenario up to the catch.
+        schedules: usize,
+    },
+    /// Every schedule of every scenario passed.
+    Missed {
+        /// Schedules run in all.
+        schedules: usize,
+    },
+    /// Shuttle was not run.
+    NotRun,
+}
+
+/// What miri made of one mutant, from the miri run's results file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MiriVerdict {
+    /// Seeds on which miri's run found a violation, out of seeds run.
+    Seeds {
+        /// Seeds with a violation (or undefined behaviour).
+        caught: usize,
+        /// Seeds run.
+        run: usize,
+    },
+    /// No results for this mutant.
+    NotRun,
+}
+
+/// One row of the matrix.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The mutant.
+    pub mutant: Mutant,
+    /// Loom's verdict.
+    pub loom: LoomVerdict,
+    /// Shuttle's verdict.
+    pub shuttle: ShuttleVerdict,
+    /// Miri's verdict.
+    pub miri: MiriVerdict,
+}
+
+/// How much shuttle to run.
+#[derive(Clone, Copy, Debug)]
+pub struct ShuttleBudget {
+    /// Schedules per scenario for each of the random and the PCT scheduler
+    /// (0: do not run shuttle).
+    pub schedules_per_scheduler: usize,
+    /// The seed of both schedulers.
+    pub seed: u64,
+}
+
+/// Runs every scenario, in suite order, until one kills `mutant`.
+pub fn loom_verdict(mutant: Mutant) -> LoomVerdict {
+    let mut interleavings = 0;
+    let mut elapsed = Duration::ZERO;
+    for scenario in on_loom::scenarios::ALL {
+        let exploration: Exploration = explore::with_loom(scenario, Some(mutant));
+        elapsed += exploration.elapsed;
+        if let Some(failure) = exploration.failure {
+            return LoomVerdict::Killed {
+                scenario: scenario.name,
+                interleavings: exploration.interleavings,
+                elapsed,
+                violation: failure.violation,
+            };
+        }
+        interleavings += exploration.interleavings;
+    }
+    LoomVerdict::Survived {
+        interleavings,
+        elapsed,
+        argument: survivor_argument(mutant),
+    }
+}
+
+/// Runs shuttle's PCT (depth 3) and random schedulers over every scenario
+/// until one catches `mutant`.
+pub fn shuttle_verdict(mutant: Mutant, budget: ShuttleBudget) -> ShuttleVerdict {
+    if budget.schedules_per_scheduler == 0 {
+        return ShuttleVerdict::NotRun;
+    }
+    let mut schedules = 0;
+    for scenario in on_shuttle::scenarios::ALL {
+        for scheduler in [ShuttleScheduler::Pct(3), ShuttleScheduler::Random] {
+            let exploration = explore::with_shuttle(
+                scenario,
+                Some(mutant),
+                scheduler,
+                budget.schedules_per_scheduler,
+                budget.seed,
+            );
+            if !exploration.passed() {
+                return ShuttleVerdict::Caught {
+                    scenario: scenario.name,
+                    schedules: exploration.interleavings,
+                };
+            }
+            schedules += exploration.interleavings;
+        }
+    }
+    ShuttleVerdict::Missed { schedules }
+}
+
+/// Reads miri's results: lines `mutant<TAB>seeds caught<TAB>seeds run`
+/// (the file `model-tests/miri-results.tsv` that `run-miri-matrix.sh`
+/// writes). A missing file means miri was not run.
+pub fn read_miri_results(path: &Path) -> Vec<(String, MiriVerdict)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.starts_with("mutant\t"))
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let mutant = fields.next()?.to_string();
+            let caught = fields.next()?.parse().ok()?;
+            let run = fields.next()?.parse().ok()?;
+            Some((mutant, MiriVerdict::Seeds { caught, run }))
+        })
+        .collect()
+}
+
+/// Runs the whole matrix; `progress` is called after each row.
+pub fn run_matrix(
+    shuttle: ShuttleBudget,
+    miri_results: &Path,
+    mut progress: impl FnMut(&Row),
+) -> Vec<Row> {
+    let miri = read_miri_results(miri_results);
+    Mutant::ALL
+        .into_iter()
+        .map(|mutant| {
+            let row = Row {
+                mutant,
+                loom: loom_verdict(mutant),
+                shuttle: shuttle_verdict(mutant, shuttle),
+                miri: miri
+                    .iter()
+                    .find(|(name, _)| name == mutant.name())
+                    .map_or(MiriVerdict::NotRun, |(_, verdict)| verdict.clone()),
+            };
+            progress(&row);
+            row
+        })
+        .collect()
+}
+
+impl Row {
+    /// `killed`, `argued safe`, `needs load buffering`, or `SURVIVED (gap)`.
+    pub fn verdict(&self) -> &'static str {
+        match &self.loom {
+            LoomVerdict::Killed { .. } => "killed",
+            LoomVerdict::Survived {
+                argument: Some(Argument::ArguedSafe(_)),
+                ..
+            } => "argued safe",
+            LoomVerdict::Survived {
+                argument: Some(Argument::NeedsLoadBuffering(_)),
+                ..
+            } => "needs load buffering",
+            LoomVerdict::Survived { argument: None, .. } => "SURVIVED (gap)",
+        }
+    }
+
+    /// The killing scenario, or the argument's anchor for a survivor.
+    pub fn scenario_or_argument(&self) -> String {
+        match &self.loom {
+            LoomVerdict::Killed { scenario, .. } => scenario.to_string(),
+            LoomVerdict::Survived {
+                argument: Some(argument),
+                ..
+            } => argument.anchor().to_string(),
+            LoomVerdict::Survived { argument: None, .. } => "-".to_string(),
+        }
+    }
+
+    /// Interleavings to the kill, or explored in all by a survivor.
+    pub fn interleavings(&self) -> usize {
+        match &self.loom {
+            LoomVerdict::Killed { interleavings, .. }
+            | LoomVerdict::Survived { interleavings, .. } => *interleavings,
+        }
+    }
+
+    /// Seconds of loom to the kill (or for the whole suite).
+    pub fn seconds(&self) -> f64 {
+        match &self.loom {
+            LoomVerdict::Killed { elapsed, .. } | LoomVerdict::Survived { elapsed, .. } => {
+                elapsed.as_secs_f64()
+            }
+        }
+    }
+
+    /// Shuttle's column.
+    pub fn shuttle_cell(&self) -> String {
+        match &self.shuttle {
+            ShuttleVerdict::Caught {
+                scenario,
+                schedules,
+            } => format!("caught ({schedules} schedules, {scenario})"),
+            ShuttleVerdict::Missed { schedules } => format!("missed ({schedules} schedules)"),
+            ShuttleVerdict::NotRun => "not run".to_string(),
+        }
+    }
+
+    /// Miri's column.
+    pub fn miri_cell(&self) -> String {
+        match &self.miri {
+            MiriVerdict::Seeds { caught: 0, run } => format!("missed (0/{run} seeds)"),
+            MiriVerdict::Seeds { caught, run } => format!("caught ({caught}/{run} seeds)"),
+            MiriVerdict::NotRun => "not run".to_string(),
+        }
+    }
+}
+
+/// The matrix as a Markdown table (what the binary prints).
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    out.push_str("| mutant | loom verdict | killing scenario (or argument) | interleavings | loom time | shuttle | miri |\n");
+    out.push_str("|---|---|---|---:|---:|---|---|\n");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.2} s | {} | {} |",
+            row.mutant.name(),
+            row.verdict(),
+            row.scenario_or_argument(),
+            row.interleavings(),
+            row.seconds(),
+            row.shuttle_cell(),
+            row.miri_cell(),
+        );
+    }
+    out
+}
+
+/// The matrix as tab-separated values, one row per mutant, with a header:
+/// `mutant verdict scenario interleavings seconds shuttle miri violation`.
+/// For a survivor, `scenario` holds the argument's anchor.
+pub fn tsv(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "mutant\tverdict\tscenario\tinterleavings\tseconds\tshuttle\tmiri\tviolation\n",
+    );
+    for row in rows {
+        let violation = match &row.loom {
+            LoomVerdict::Killed { violation, .. } => violation.replace(['\t', '\n'], " "),
+            LoomVerdict::Survived { .. } => "-".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{}\t{}\t{}\t{}\t{:.3}\t{}\t{}\t{}",
+            row.mutant.name(),
+            row.verdict(),
+            row.scenario_or_argument(),
+            row.interleavings(),
+            row.seconds(),
+            row.shuttle_cell(),
+            row.miri_cell(),
+            violation,
+        );
+    }
+    out
+}
+
+/// One row of a matrix file, as [`tsv`] wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The mutant's name.
+    pub mutant: String,
+    /// `killed`, `argued safe`, `needs load buffering`, `SURVIVED (gap)`.
+    pub verdict: String,
+    /// The killing scenario, or the argument's anchor.
+    pub scenario: String,
+}
+
+/// Reads a matrix file back (for tests that compare it with `proofs-notes/`).
+pub fn read_tsv(text: &str) -> Vec<Record> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            Some(Record {
+                mutant: fields.next()?.to_string(),
+                verdict: fields.next()?.to_string(),
+                scenario: fields.next()?.to_string(),
+            })
+        })
+        .collect()
+}

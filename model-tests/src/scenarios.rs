@@ -1,0 +1,577 @@
+//! The scenarios: small concurrent programs against the deque, each one
+//! execution of a model. This file is compiled once per model checker (see
+//! `on_loom.rs` and `on_shuttle.rs`), which provide `super::deque` (that
+//! checker's build of the deque) and `super::thread`.
+//!
+//! Every scenario ends the same way: join every thread, drop every handle of
+//! the deque (so that it drops the tasks left in it), and check the ledger
+//! (`crate::ledger`): each task left the deque exactly once, no `Empty` while
+//! a task was certainly there, no bounded push refused below the bound or
+//! accepted above it. Loom adds its own checks: no `Arc` leaked (the deque's
+//! shared state must be freed by the last handle), no deadlock.
+
+use super::deque::{Mutant, Steal, Stealer, Worker};
+use super::thread;
+use crate::evidence::{self, Failure};
+use crate::ledger::{self, Mark, Task};
+
+/// One scenario of the suite.
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    /// Its name, as the test and the matrix print it.
+    pub name: &'static str,
+    /// Which of the scenario families (1 to 7) it belongs to.
+    pub family: u8,
+    /// Threads in the model, the main thread (the owner) included.
+    pub threads: usize,
+    /// Loom's preemption bound: `None` explores every interleaving.
+    pub preemption_bound: Option<usize>,
+    /// One execution of the scenario against the deque weakened by a mutant
+    /// (`None`: the correct deque).
+    pub body: fn(Option<Mutant>),
+}
+
+/// Every scenario, cheapest first, so that the mutation matrix finds most
+/// kills early.
+pub const ALL: &[Scenario] = &[
+    Scenario {
+        name: "prefilled_pop_pop_against_steal_steal",
+        family: 1,
+        threads: 2,
+        preemption_bound: None,
+        body: prefilled_pop_pop_against_steal_steal,
+    },
+    Scenario {
+        name: "push_push_pop_pop_against_steal_steal",
+        family: 1,
+        threads: 2,
+        preemption_bound: None,
+        body: push_push_pop_pop_against_steal_steal,
+    },
+    Scenario {
+        name: "grow_while_a_thief_steals",
+        family: 3,
+        threads: 2,
+        preemption_bound: None,
+        body: grow_while_a_thief_steals,
+    },
+    Scenario {
+        name: "shrink_and_retire_while_a_thief_steals",
+        family: 4,
+        threads: 2,
+        preemption_bound: None,
+        body: shrink_and_retire_while_a_thief_steals,
+    },
+    Scenario {
+        name: "lifo_steal_batch_against_pop_pop",
+        family: 5,
+        threads: 2,
+        preemption_bound: None,
+        body: lifo_steal_batch_against_pop_pop,
+    },
+    Scenario {
+        name: "fifo_steal_batch_and_pop_against_pop_pop",
+        family: 5,
+        threads: 2,
+        preemption_bound: None,
+        body: fifo_steal_batch_and_pop_against_pop_pop,
+    },
+    Scenario {
+        name: "fifo_push_push_pop_pop_against_steal_steal",
+        family: 6,
+        threads: 2,
+        preemption_bound: None,
+        body: fifo_push_push_pop_pop_against_steal_steal,
+    },
+    Scenario {
+        name: "bounded_try_push_at_the_full_edge_against_a_thief",
+        family: 6,
+        threads: 2,
+        preemption_bound: None,
+        body: bounded_try_push_at_the_full_edge_against_a_thief,
+    },
+    Scenario {
+        name: "drop_with_tasks_while_a_stealer_lives_on",
+        family: 7,
+        threads: 2,
+        preemption_bound: None,
+        body: drop_with_tasks_while_a_stealer_lives_on,
+    },
+    Scenario {
+        name: "pop_against_two_thieves",
+        family: 2,
+        threads: 3,
+        preemption_bound: Some(3),
+        body: pop_against_two_thieves,
+    },
+    Scenario {
+        name: "lifo_steal_batch_and_pop_against_pop_and_a_thief",
+        family: 5,
+        threads: 3,
+        preemption_bound: Some(2),
+        body: lifo_steal_batch_and_pop_against_pop_and_a_thief,
+    },
+    Scenario {
+        name: "fifo_steal_batch_against_pop_and_a_thief",
+        family: 5,
+        threads: 3,
+        preemption_bound: Some(2),
+        body: fifo_steal_batch_against_pop_and_a_thief,
+    },
+    Scenario {
+        name: "fifo_pop_pop_against_two_thieves",
+        family: 6,
+        threads: 3,
+        preemption_bound: Some(2),
+        body: fifo_pop_pop_against_two_thieves,
+    },
+];
+
+/// Looks a scenario up by name.
+pub fn by_name(name: &str) -> Option<&'static Scenario> {
+    ALL.iter().find(|scenario| scenario.name == name)
+}
+
+// ---------------------------------------------------------------------------
+// Handles that keep the ledger and the deque's event log up to date.
+
+/// Which deque, which flavour, which size.
+struct Shape {
+    fifo: bool,
+    capacity: usize,
+    bounded: bool,
+}
+
+const LIFO: Shape = Shape {
+    fifo: false,
+    capacity: 4,
+    bounded: false,
+};
+const FIFO: Shape = Shape {
+    fifo: true,
+    capacity: 4,
+    bounded: false,
+};
+
+/// The owner's handle: the main thread of every scenario.
+struct Owner {
+    worker: Worker<Task>,
+}
+
+impl Owner {
+    fn new(shape: Shape, mutant: Option<Mutant>) -> Owner {
+        let worker = Worker::new_mutant(shape.fifo, shape.capacity, shape.bounded, mutant);
+        if evidence::tracing() {
+            worker.enable_trace();
+        }
+        Owner { worker }
+    }
+
+    fn note(&self, note: impl FnOnce() -> String) {
+        if evidence::tracing() {
+            self.worker.trace_note(note());
+        }
+    }
+
+    fn push(&self, id: u64) {
+        self.note(|| format!("owner calls push(task {id})"));
+        self.worker.push(Task(id));
+        ledger::pushed(id);
+        self.note(|| "owner's push returns".into());
+    }
+
+    fn try_push(&self, id: u64, bound: usize) {
+        self.note(|| format!("owner calls try_push(task {id})"));
+        let operation = ledger::begin("owner", "try_push");
+        let result = self.worker.try_push(Task(id));
+        self.note(|| {
+            format!(
+                "owner's try_push returns {}",
+                if result.is_ok() { "Ok" } else { "Err (full)" }
+            )
+        });
+        ledger::push_attempted(operation, id, bound, result.err());
+    }
+
+    fn pop(&self) {
+        self.note(|| "owner calls pop()".into());
+        let operation = ledger::begin("owner", "pop");
+        match self.worker.pop() {
+            Some(task) => {
+                self.note(|| format!("owner's pop returns Some({task:?})"));
+                ledger::took(&operation, task);
+            }
+            None => {
+                self.note(|| "owner's pop returns None".into());
+                // The owner's own pushes happen before its pop.
+                let started = operation.started();
+                ledger::returned_empty(operation, started);
+            }
+        }
+    }
+
+    fn stealer(&self, name: &'static str) -> Thief {
+        Thief {
+            name,
+            stealer: self.worker.stealer(),
+            known_pushed_before: ledger::now(),
+        }
+    }
+
+    /// Takes the event log, drops the owner's handle, and (once the caller
+    /// has joined every thread) checks the ledger.
+    fn finish(self, threads: Vec<thread::JoinHandle<()>>) {
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let trace = self.worker.take_trace();
+        drop(self);
+        conclude(trace);
+    }
+}
+
+/// Checks the ledger of the finished execution; on a violation, keeps the
+/// evidence and fails the execution.
+fn conclude(trace: Vec<String>) {
+    if let Err(violation) = ledger::verify() {
+        evidence::record_failure(Failure {
+            violation: violation.0.clone(),
+            trace,
+        });
+        panic!("violation: {violation}");
+    }
+}
+
+/// A thief's handle. It knows the pushes made before it was created (its
+/// thread is spawned after that, so they happen before its operations).
+struct Thief {
+    name: &'static str,
+    stealer: Stealer<Task>,
+    known_pushed_before: Mark,
+}
+
+impl Thief {
+    fn note(&self, note: impl FnOnce() -> String) {
+        if evidence::tracing() {
+            self.stealer.trace_note(note());
+        }
+    }
+
+    fn steal(&self) {
+        self.note(|| format!("{} calls steal()", self.name));
+        let operation = ledger::begin(self.name, "steal");
+        match self.stealer.steal() {
+            Steal::Success(task) => {
+                self.note(|| format!("{}'s steal returns Success({task:?})", self.name));
+                ledger::took(&operation, task);
+            }
+            Steal::Empty => {
+                self.note(|| format!("{}'s steal returns Empty", self.name));
+                ledger::returned_empty(operation, self.known_pushed_before);
+            }
+            Steal::Retry => self.note(|| format!("{}'s steal returns Retry", self.name)),
+        }
+    }
+
+    /// A destination worker for batch steals, with the same mutant.
+    fn destination(&self, mutant: Option<Mutant>, fifo: bool) -> Worker<Task> {
+        Worker::new_mutant(fifo, 4, false, mutant)
+    }
+
+    /// Moves the tasks of a batch out of `destination`, recording them as
+    /// taken by the batch steal.
+    fn drain(&self, operation: &ledger::Operation, destination: &Worker<Task>) {
+        while let Some(task) = destination.pop() {
+            self.note(|| format!("{} finds {task:?} in its own worker", self.name));
+            ledger::took(operation, task);
+        }
+    }
+
+    fn steal_batch(&self, mutant: Option<Mutant>, fifo: bool) {
+        let destination = self.destination(mutant, fifo);
+        self.note(|| format!("{} calls steal_batch()", self.name));
+        let operation = ledger::begin(self.name, "steal_batch");
+        match self.stealer.steal_batch(&destination) {
+            Steal::Success(()) => {
+                self.note(|| format!("{}'s steal_batch returns Success", self.name))
+            }
+            Steal::Empty => {
+                self.note(|| format!("{}'s steal_batch returns Empty", self.name));
+                ledger::returned_empty(operation.clone(), self.known_pushed_before);
+            }
+            Steal::Retry => self.note(|| format!("{}'s steal_batch returns Retry", self.name)),
+        }
+        self.drain(&operation, &destination);
+    }
+
+    fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
+        let destination = self.destination(mutant, fifo);
+        self.note(|| format!("{} calls steal_batch_and_pop()", self.name));
+        let operation = ledger::begin(self.name, "steal_batch_and_pop");
+        match self.stealer.steal_batch_and_pop(&destination) {
+            Steal::Success(task) => {
+                self.note(|| {
+                    format!(
+                        "{}'s steal_batch_and_pop returns Success({task:?})",
+                        self.name
+                    )
+                });
+                ledger::took(&operation, task);
+            }
+            Steal::Empty => {
+                self.note(|| format!("{}'s steal_batch_and_pop returns Empty", self.name));
+                ledger::returned_empty(operation.clone(), self.known_pushed_before);
+            }
+            Steal::Retry => {
+                self.note(|| format!("{}'s steal_batch_and_pop returns Retry", self.name))
+            }
+        }
+        self.drain(&operation, &destination);
+    }
+
+    /// Runs `work` on a new thread of the model.
+    fn spawn(self, work: impl FnOnce(&Thief) + Send + 'static) -> thread::JoinHandle<()> {
+        thread::spawn(move || {
+            self.note(|| format!("{} starts", self.name));
+            work(&self);
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Family 1: the last-element race, both ways.
+
+/// The owner holds tasks 1 and 2 before the thief starts; it pops twice
+/// while the thief steals twice. Every way to share two tasks, and the
+/// thief knows both were pushed, so a wrong `Empty` is caught.
+fn prefilled_pop_pop_against_steal_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    owner.push(1);
+    owner.push(2);
+    let thief = owner.stealer("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// The pushes race the steals too (push's release fence, the thief's
+/// acquire of bottom).
+fn push_push_pop_pop_against_steal_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    let thief = owner.stealer("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    owner.push(1);
+    owner.push(2);
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 2: two thieves, where the steal fence matters.
+
+/// Tasks 1 and 2; the owner pops once while two thieves steal once each.
+fn pop_against_two_thieves(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    owner.push(1);
+    owner.push(2);
+    let first = owner.stealer("thief 1").spawn(Thief::steal);
+    let second = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.pop();
+    owner.finish(vec![first, second]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 3: growing while a thief steals.
+
+/// Capacity 2: the third push grows the buffer (copy, publish) while the
+/// thief steals; then the owner takes twice. A thief that sees the new
+/// buffer without its copied slots reads zeroes (task 0).
+fn grow_while_a_thief_steals(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 2,
+            bounded: false,
+        },
+        mutant,
+    );
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.push(1);
+    owner.push(2);
+    owner.push(3);
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 4: shrinking, and retiring the old buffer, while a thief steals.
+
+/// Before the thief starts, the owner grows a capacity-1 deque to 8 slots
+/// and pops it down to one task with the shrink credit one short (the
+/// hysteresis needs `capacity / 2` pops under a quarter full). Then the
+/// owner's push and pop trigger the shrink (copy task 1 into a 4-slot buffer,
+/// publish it, retire the old one) while the thief steals task 1, possibly
+/// through the old buffer: the shape of crossbeam-deque's CVE-2021-32810.
+fn shrink_and_retire_while_a_thief_steals(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    for id in 1..=5 {
+        owner.push(id);
+    }
+    for _ in 0..4 {
+        owner.pop(); // 5, 4, 3, 2: one task left, shrink credit 1
+    }
+    owner.push(6);
+    owner.pop();
+    owner.push(7);
+    owner.pop(); // shrink credit 3 of 4
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.push(8);
+    owner.pop(); // the shrink, unless the thief emptied the deque first
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 5: batch steals.
+
+/// A LIFO owner with tasks 1 to 3 pops twice while a thief steals a batch
+/// (each task of a LIFO batch is claimed by its own CAS).
+fn lifo_steal_batch_against_pop_pop(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let thief = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch(mutant, false));
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// A FIFO owner with tasks 1 to 3 pops twice while a thief steals a batch
+/// and takes its first task (one CAS claims the whole FIFO batch).
+fn fifo_steal_batch_and_pop_against_pop_pop(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let thief = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch_and_pop(mutant, true));
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// LIFO, three threads: a batch-and-pop thief, a plain thief, one pop.
+fn lifo_steal_batch_and_pop_against_pop_and_a_thief(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let batch = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch_and_pop(mutant, false));
+    let single = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.pop();
+    owner.finish(vec![batch, single]);
+}
+
+/// FIFO, three threads: a batch thief, a plain thief, one pop.
+fn fifo_steal_batch_against_pop_and_a_thief(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let batch = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch(mutant, true));
+    let single = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.pop();
+    owner.finish(vec![batch, single]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 6: the FIFO owner, and the bounded worker's full edge.
+
+/// The FIFO owner's pops take the oldest task with a CAS, racing the thief's.
+fn fifo_push_push_pop_pop_against_steal_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    let thief = owner.stealer("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    owner.push(1);
+    owner.push(2);
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// FIFO, three threads: tasks 1 and 2, two pops, two thieves.
+fn fifo_pop_pop_against_two_thieves(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    owner.push(1);
+    owner.push(2);
+    let first = owner.stealer("thief 1").spawn(Thief::steal);
+    let second = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![first, second]);
+}
+
+/// A LIFO worker bounded to 2 holds tasks 1 and 2 (full) when a thief
+/// starts stealing; the owner's `try_push(3)` is refused or accepted
+/// depending on whether it sees the steal, and must be neither refused by a
+/// deque with room nor accepted by a full one. Then the owner pops twice.
+fn bounded_try_push_at_the_full_edge_against_a_thief(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 2,
+            bounded: true,
+        },
+        mutant,
+    );
+    owner.try_push(1, 2);
+    owner.try_push(2, 2);
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.try_push(3, 2);
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 7: dropping a deque that still holds tasks.
+
+/// The owner drops its worker with three tasks in it while a thief, on
+/// another thread, steals once and then drops the last stealer. Whichever
+/// handle goes last drops the remaining tasks, each exactly once, and frees
+/// the shared state (loom reports a leaked `Arc`).
+fn drop_with_tasks_while_a_stealer_lives_on(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    let trace = owner.worker.take_trace();
+    drop(owner);
+    thief.join().unwrap();
+    conclude(trace);
+}

@@ -1,0 +1,89 @@
+//! The loom model suite: every scenario against the correct deque, explored
+//! by loom (exhaustively for two threads, under the stated preemption bound
+//! for three), then the canary: the suite must still kill the mutant that
+//! removes the owner's seq_cst fence.
+//!
+//! Run with `cargo test --features loom` at the workspace root (add
+//! `--release` for a run about five times faster). A plain test harness would
+//! hide the interleaving counts of passing tests, so this target has its own
+//! `main` (`harness = false` in Cargo.toml) and prints one line per scenario.
+#![cfg(feature = "loom")]
+
+use std::process::ExitCode;
+
+use model_tests::explore::{self, Exploration};
+use model_tests::on_loom::scenarios::{self, Scenario};
+use model_tests::Mutant;
+
+fn describe_bound(scenario: &Scenario) -> String {
+    match explore::loom_preemption_bound(scenario) {
+        None => "exhaustive".to_string(),
+        Some(bound) => format!("preemption bound {bound}"),
+    }
+}
+
+/// Every scenario keeps every promise in every explored interleaving.
+fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
+    let mut all_passed = true;
+    for scenario in scenarios::ALL {
+        let exploration = explore::with_loom(scenario, None);
+        print_line(scenario, &exploration);
+        if let Some(failure) = &exploration.failure {
+            println!("    FAILED: {}", failure.violation);
+            all_passed = false;
+        }
+    }
+    all_passed
+}
+
+fn print_line(scenario: &Scenario, exploration: &Exploration) {
+    println!(
+        "{:<52} family {}  {} threads  {:<19} {:>8} interleavings  {:>7.2} s  {}",
+        scenario.name,
+        scenario.family,
+        scenario.threads,
+        describe_bound(scenario),
+        exploration.interleavings,
+        exploration.elapsed.as_secs_f64(),
+        if exploration.passed() { "ok" } else { "FAILED" },
+    );
+}
+
+/// The canary: if the suite stopped killing the missing pop fence (say a
+/// cfg mistake compiled the checks out), this run must fail, loudly.
+fn the_suite_still_kills_the_missing_pop_fence() -> bool {
+    let scenario = scenarios::by_name("prefilled_pop_pop_against_steal_steal")
+        .expect("the canary's scenario exists");
+    let exploration = explore::with_loom(scenario, Some(Mutant::TakeFence));
+    match &exploration.failure {
+        Some(failure) => {
+            println!(
+                "canary: mutant take-fence killed by {} after {} interleavings: {}",
+                scenario.name, exploration.interleavings, failure.violation
+            );
+            true
+        }
+        None => {
+            println!(
+                "CANARY FAILED: the mutant take-fence (no seq_cst fence in the owner's pop) survived {} \
+                 interleavings of {}. The suite no longer detects a task taken twice: it is not testing anything.",
+                exploration.interleavings, scenario.name
+            );
+            false
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    // Loom reports failures by panicking; the suite prints its own summary.
+    println!("loom model suite (the correct deque)");
+    let suite_passed = every_scenario_keeps_every_promise_of_the_correct_deque();
+    let canary_alive = the_suite_still_kills_the_missing_pop_fence();
+    if suite_passed && canary_alive {
+        println!("loom model suite: ok");
+        ExitCode::SUCCESS
+    } else {
+        println!("loom model suite: FAILED");
+        ExitCode::FAILURE
+    }
+}
