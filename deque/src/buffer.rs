@@ -9,18 +9,23 @@
 //! loser of the CAS just discards the bytes it read. Miri and ThreadSanitizer
 //! see no data race.
 //!
-//! Limitation: the copy goes through integers, so a task type with padding
-//! bytes would move uninitialised bytes through a `u64`, which Rust's current
-//! rules call undefined (RFC 3301's per-byte atomic memcpy would fix this).
-//! Every task type a scheduler uses in practice (`Box<dyn FnOnce()>`, `Arc`,
-//! raw task pointers, integers) has no padding. See proofs-notes/limits.md.
+//! The words are `AtomicPtr<()>`, not `AtomicU64`: a pointer copied through
+//! an integer loses its provenance (miri rejects the task's later use), while
+//! a pointer-typed copy keeps it, and integer bytes copied at pointer type
+//! come back as the same integers.
+//!
+//! Limitation: a task type with padding bytes would move uninitialised bytes
+//! through a word, which Rust's current rules call undefined (RFC 3301's
+//! per-byte atomic memcpy would fix this). Every task type a scheduler uses
+//! in practice (`Box<dyn FnOnce()>`, `Arc`, raw task pointers, integers) has
+//! no padding. See proofs-notes/limits.md.
 
 use core::mem::{self, ManuallyDrop, MaybeUninit};
 use core::ptr;
 
-use crate::sync::{zeroed_words, AtomicU64, Ordering::Relaxed};
+use crate::sync::{zeroed_words, AtomicWord, Ordering::Relaxed, Word};
 
-const WORD: usize = mem::size_of::<u64>();
+const WORD: usize = mem::size_of::<Word>();
 
 /// How many words one slot of `T` takes (zero for a zero-sized `T`).
 #[inline(always)]
@@ -33,7 +38,7 @@ pub(crate) const fn words_per_slot<T>() -> usize {
 pub(crate) const MAX_CAPACITY: usize = 1 << 62;
 
 pub(crate) struct Buffer {
-    words: Box<[AtomicU64]>,
+    words: Box<[AtomicWord]>,
     /// `capacity - 1`; the capacity is a power of two.
     mask: usize,
 }
@@ -55,7 +60,10 @@ impl Buffer {
                     mem::size_of::<T>()
                 )
             });
-        Buffer { words: zeroed_words(len), mask: capacity - 1 }
+        Buffer {
+            words: zeroed_words(len),
+            mask: capacity - 1,
+        }
     }
 
     #[inline(always)]
@@ -64,10 +72,16 @@ impl Buffer {
     }
 
     #[inline(always)]
-    fn slot<T>(&self, index: i64) -> &[AtomicU64] {
+    fn slot<T>(&self, index: i64) -> &[AtomicWord] {
         let words = words_per_slot::<T>();
         let start = (index as usize & self.mask) * words;
-        &self.words[start..start + words]
+        debug_assert!(start + words <= self.words.len());
+        // SAFETY: `index & mask < capacity`, and `new` allocated exactly
+        // `capacity * words_per_slot::<T>()` words for this same `T`, so
+        // `start + words <= self.words.len()`. Unchecked because the bounds
+        // check cost three instructions in every push, pop and steal
+        // (deque/benches/callgrind.sh).
+        unsafe { self.words.get_unchecked(start..start + words) }
     }
 
     /// Writes `task` into the slot of `index`. The slot's previous content is
@@ -123,23 +137,24 @@ impl Buffer {
     }
 }
 
-/// Reads word `word_index` of the `size_of::<T>()` bytes at `source`; a final
-/// partial word is zero-extended.
+/// Reads word `word_index` of the `size_of::<T>()` bytes at `source`, at
+/// pointer type so that a pointer keeps its provenance; a final partial word
+/// (never part of a pointer) is zero-extended.
 ///
 /// # Safety
 /// `source` is valid for reads of `size_of::<T>()` bytes.
 #[inline(always)]
-unsafe fn read_word<T>(source: *const u8, word_index: usize) -> u64 {
+unsafe fn read_word<T>(source: *const u8, word_index: usize) -> Word {
     let offset = word_index * WORD;
     let remaining = mem::size_of::<T>() - offset;
     if remaining >= WORD {
-        // SAFETY: bytes [offset, offset + 8) are inside the task.
-        unsafe { ptr::read_unaligned(source.add(offset).cast::<u64>()) }
+        // SAFETY: bytes [offset, offset + WORD) are inside the task.
+        unsafe { ptr::read_unaligned(source.add(offset).cast::<Word>()) }
     } else {
         let mut bytes = [0u8; WORD];
         // SAFETY: bytes [offset, offset + remaining) are inside the task.
         unsafe { ptr::copy_nonoverlapping(source.add(offset), bytes.as_mut_ptr(), remaining) };
-        u64::from_ne_bytes(bytes)
+        ptr::without_provenance_mut(usize::from_ne_bytes(bytes))
     }
 }
 
@@ -149,14 +164,14 @@ unsafe fn read_word<T>(source: *const u8, word_index: usize) -> u64 {
 /// # Safety
 /// `target` is valid for writes of `size_of::<T>()` bytes.
 #[inline(always)]
-unsafe fn write_word<T>(target: *mut u8, word_index: usize, value: u64) {
+unsafe fn write_word<T>(target: *mut u8, word_index: usize, value: Word) {
     let offset = word_index * WORD;
     let remaining = mem::size_of::<T>() - offset;
     if remaining >= WORD {
-        // SAFETY: bytes [offset, offset + 8) are inside the task.
-        unsafe { ptr::write_unaligned(target.add(offset).cast::<u64>(), value) }
+        // SAFETY: bytes [offset, offset + WORD) are inside the task.
+        unsafe { ptr::write_unaligned(target.add(offset).cast::<Word>(), value) }
     } else {
-        let bytes = value.to_ne_bytes();
+        let bytes = value.addr().to_ne_bytes();
         // SAFETY: bytes [offset, offset + remaining) are inside the task.
         unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), target.add(offset), remaining) };
     }

@@ -114,7 +114,12 @@ unsafe fn drop_tasks<T>(buffer: &Buffer, mut next: i64, end: i64) {
     while next < end {
         let index = next;
         next += 1;
-        let rest = ContinueOnUnwind::<T> { buffer, next, end, _tasks: PhantomData };
+        let rest = ContinueOnUnwind::<T> {
+            buffer,
+            next,
+            end,
+            _tasks: PhantomData,
+        };
         // SAFETY: the caller guarantees the slot holds an owned task.
         drop(unsafe { buffer.read::<T>(index).assume_init() });
         core::mem::forget(rest);

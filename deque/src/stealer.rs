@@ -71,7 +71,11 @@ impl<T> Stealer<T> {
         // load stays allocated while the guard lives
         // (proofs-notes/reclamation.md#epoch).
         let buffer = unsafe { &*buffer };
-        Some(Snapshot { top, bottom, buffer })
+        Some(Snapshot {
+            top,
+            bottom,
+            buffer,
+        })
     }
 
     /// The thief's CAS that claims the task at `top`.
@@ -82,8 +86,16 @@ impl<T> Stealer<T> {
         // owner's last-task CAS and the fences, and the release half orders
         // the thief's read of the slot before the owner's reuse of it
         // (proofs-notes/linearizability.md#steal).
-        let won = inner.top.compare_exchange(top, top + count, success, Relaxed).is_ok();
-        trace!(inner, "steal: CAS top {top} -> {} {}", top + count, if won { "won" } else { "lost" });
+        let won = inner
+            .top
+            .compare_exchange(top, top + count, success, Relaxed)
+            .is_ok();
+        trace!(
+            inner,
+            "steal: CAS top {top} -> {} {}",
+            top + count,
+            if won { "won" } else { "lost" }
+        );
         won
     }
 
@@ -108,9 +120,15 @@ impl<T> Stealer<T> {
         let Some(seen) = self.look(&guard) else {
             return Steal::Empty;
         };
-        let index = if policy.steal_from_top() { seen.top } else { seen.bottom - 1 };
+        let index = if policy.steal_from_top() {
+            seen.top
+        } else {
+            seen.bottom - 1
+        };
         // Read before the CAS: after a won CAS the owner may reuse the slot.
-        let early = policy.read_before_cas().then(|| seen.buffer.read::<T>(index));
+        let early = policy
+            .read_before_cas()
+            .then(|| seen.buffer.read::<T>(index));
         if !self.claim(seen.top, 1, policy.steal_cas_success()) {
             return Steal::Retry;
         }
@@ -168,7 +186,10 @@ impl<T> Stealer<T> {
     /// assert_eq!(mine.pop(), Some(0)); // the oldest came along first
     /// ```
     pub fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
-        assert!(limit > 0, "chase-lev: a batch steal needs a limit of at least 1");
+        assert!(
+            limit > 0,
+            "chase-lev: a batch steal needs a limit of at least 1"
+        );
         match self.steal_batch_into(dest, limit, false) {
             Steal::Success(_) => Steal::Success(()),
             Steal::Empty => Steal::Empty,
@@ -212,7 +233,10 @@ impl<T> Stealer<T> {
     /// assert_eq!(mine.len(), 2);
     /// ```
     pub fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
-        assert!(limit > 0, "chase-lev: a batch steal needs a limit of at least 1");
+        assert!(
+            limit > 0,
+            "chase-lev: a batch steal needs a limit of at least 1"
+        );
         match self.steal_batch_into(dest, limit, true) {
             Steal::Success(task) => Steal::Success(task.expect("the first task is kept")),
             Steal::Empty => Steal::Empty,
@@ -222,7 +246,12 @@ impl<T> Stealer<T> {
 
     /// The batch steal. With `keep_first`, the oldest stolen task is returned
     /// instead of being pushed into `dest`.
-    fn steal_batch_into(&self, dest: &Worker<T>, limit: usize, keep_first: bool) -> Steal<Option<T>> {
+    fn steal_batch_into(
+        &self,
+        dest: &Worker<T>,
+        limit: usize,
+        keep_first: bool,
+    ) -> Steal<Option<T>> {
         if Arc::ptr_eq(&self.inner, &dest.inner) {
             // Stealing from one's own deque into itself moves nothing.
             return match (keep_first, dest.is_empty()) {
@@ -265,7 +294,11 @@ impl<T> Stealer<T> {
         let first = keep_first.then(|| seen.buffer.read::<T>(seen.top));
         let skip = i64::from(keep_first);
         for offset in skip..batch as i64 {
-            dest_buffer.copy_slot_to::<T>(seen.buffer, seen.top + offset, dest_bottom + offset - skip);
+            dest_buffer.copy_slot_to::<T>(
+                seen.buffer,
+                seen.top + offset,
+                dest_bottom + offset - skip,
+            );
         }
         let success = self.inner.policy.steal_cas_success();
         if !self.claim(seen.top, batch as i64, success) {
@@ -310,7 +343,11 @@ impl<T> Stealer<T> {
             if !keep {
                 moved += 1;
             }
-            seen = if taken + 1 < batch { self.look(guard) } else { None };
+            seen = if taken + 1 < batch {
+                self.look(guard)
+            } else {
+                None
+            };
         }
         if moved > 0 {
             dest.publish(dest_bottom, moved);
@@ -359,7 +396,9 @@ impl<T> Stealer<T> {
 
 impl<T> Clone for Stealer<T> {
     fn clone(&self) -> Stealer<T> {
-        Stealer { inner: Arc::clone(&self.inner) }
+        Stealer {
+            inner: Arc::clone(&self.inner),
+        }
     }
 }
 

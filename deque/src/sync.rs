@@ -12,7 +12,7 @@ compile_error!("a build is either a loom build or a shuttle build");
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 mod backend {
-    pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicPtr, Ordering};
     pub(crate) use std::sync::Arc;
 
     /// Keeps the current thread pinned to an epoch while it looks at a buffer
@@ -24,13 +24,13 @@ mod backend {
         crossbeam_epoch::pin()
     }
 
-    /// Allocates `len` zeroed words.
-    pub(crate) fn zeroed_words(len: usize) -> Box<[AtomicU64]> {
-        let words: Box<[u64]> = vec![0u64; len].into_boxed_slice();
-        // SAFETY: `AtomicU64` has the same size, alignment and bit validity as
-        // `u64` (documented in `std::sync::atomic`), so a boxed slice of one is
-        // a boxed slice of the other with the same allocation layout.
-        unsafe { Box::from_raw(Box::into_raw(words) as *mut [AtomicU64]) }
+    /// Allocates `len` null words (zeroed memory, through `calloc`).
+    pub(crate) fn zeroed_words(len: usize) -> Box<[super::AtomicWord]> {
+        let words: Box<[super::Word]> = vec![core::ptr::null_mut(); len].into_boxed_slice();
+        // SAFETY: `AtomicPtr<()>` has the same size, alignment and bit
+        // validity as `*mut ()` (documented in `std::sync::atomic`), so a boxed
+        // slice of one is a boxed slice of the other with the same layout.
+        unsafe { Box::from_raw(Box::into_raw(words) as *mut [super::AtomicWord]) }
     }
 
     /// A pointer to a retired allocation, moved into the epoch's deferred
@@ -81,11 +81,11 @@ mod backend {
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 mod backend {
     #[cfg(chase_lev_loom)]
-    pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicPtr, Ordering};
     #[cfg(chase_lev_loom)]
     pub(crate) use loom::sync::Arc;
     #[cfg(chase_lev_shuttle)]
-    pub(crate) use shuttle::sync::atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use shuttle::sync::atomic::{fence, AtomicI64, AtomicPtr, Ordering};
     #[cfg(chase_lev_shuttle)]
     pub(crate) use shuttle::sync::Arc;
 
@@ -98,8 +98,8 @@ mod backend {
         Guard
     }
 
-    pub(crate) fn zeroed_words(len: usize) -> Box<[AtomicU64]> {
-        (0..len).map(|_| AtomicU64::new(0)).collect()
+    pub(crate) fn zeroed_words(len: usize) -> Box<[super::AtomicWord]> {
+        (0..len).map(|_| AtomicPtr::new(core::ptr::null_mut())).collect()
     }
 
     /// Loom cannot see crossbeam-epoch unless every crate is rebuilt with
@@ -134,3 +134,8 @@ mod backend {
 }
 
 pub(crate) use backend::*;
+
+/// One word of a buffer slot. Pointer-typed, so that a pointer inside a task
+/// keeps its provenance when the task is copied (see buffer.rs).
+pub(crate) type Word = *mut ();
+pub(crate) type AtomicWord = AtomicPtr<()>;

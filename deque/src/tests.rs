@@ -164,7 +164,10 @@ impl Drop for Counted {
 }
 
 fn counted(drops: &Rc<Cell<usize>>, panic_on_drop: bool) -> Counted {
-    Counted { drops: Rc::clone(drops), panic_on_drop }
+    Counted {
+        drops: Rc::clone(drops),
+        panic_on_drop,
+    }
 }
 
 // `Counted` holds an `Rc`, so it is not `Send`; single-threaded tests use an
@@ -240,7 +243,10 @@ fn a_batch_steal_takes_half_rounded_up_and_keeps_order() {
         (0..7).for_each(|task| victim.push(task));
         let mine = Worker::new_fifo();
         assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
-        assert_eq!(std::iter::from_fn(|| mine.pop()).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(
+            std::iter::from_fn(|| mine.pop()).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
         assert_eq!(victim.len(), 3);
     }
 }
@@ -252,10 +258,17 @@ fn a_batch_steal_respects_its_limit_and_the_destination_bound() {
     let stealer = victim.stealer();
     let mine = Worker::new_lifo_bounded(3);
     mine.push(1000);
-    assert_eq!(stealer.steal_batch_with_limit(&mine, 10), Steal::Success(()));
+    assert_eq!(
+        stealer.steal_batch_with_limit(&mine, 10),
+        Steal::Success(())
+    );
     assert_eq!(mine.len(), 3, "only two slots were free");
     assert_eq!(stealer.steal_batch(&mine), Steal::Empty, "no room at all");
-    assert_eq!(stealer.steal_batch_and_pop(&mine), Steal::Success(2), "one can still be returned");
+    assert_eq!(
+        stealer.steal_batch_and_pop(&mine),
+        Steal::Success(2),
+        "one can still be returned"
+    );
     assert_eq!(victim.len(), 97);
 }
 
@@ -264,7 +277,10 @@ fn a_batch_steal_and_pop_returns_the_oldest() {
     let victim = Worker::new_lifo();
     (10..20).for_each(|task| victim.push(task));
     let mine = Worker::new_lifo();
-    assert_eq!(victim.stealer().steal_batch_with_limit_and_pop(&mine, 4), Steal::Success(10));
+    assert_eq!(
+        victim.stealer().steal_batch_with_limit_and_pop(&mine, 4),
+        Steal::Success(10)
+    );
     assert_eq!(mine.len(), 3);
     assert_eq!(victim.len(), 6);
 }
@@ -294,7 +310,10 @@ fn a_batch_steal_into_the_same_deque_moves_nothing() {
     let stealer = worker.stealer();
     assert_eq!(stealer.steal_batch(&worker), Steal::Success(()));
     assert_eq!(stealer.steal_batch_and_pop(&worker), Steal::Success(0));
-    assert_eq!(std::iter::from_fn(|| worker.pop()).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(
+        std::iter::from_fn(|| worker.pop()).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
     assert_eq!(stealer.steal_batch(&worker), Steal::Empty);
 }
 
@@ -302,7 +321,9 @@ fn a_batch_steal_into_the_same_deque_moves_nothing() {
 #[should_panic(expected = "limit of at least 1")]
 fn a_batch_limit_of_zero_is_refused() {
     let worker = Worker::<u8>::new_lifo();
-    let _ = worker.stealer().steal_batch_with_limit(&Worker::new_lifo(), 0);
+    let _ = worker
+        .stealer()
+        .steal_batch_with_limit(&Worker::new_lifo(), 0);
 }
 
 #[test]

@@ -30,7 +30,8 @@ pub(crate) struct Trace {
 impl Trace {
     pub(crate) fn enable(&self) {
         // A plain std atomic: the log is the observer's, not part of the model.
-        self.enabled.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.enabled
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub(crate) fn record(&self, event: impl FnOnce() -> String) {
