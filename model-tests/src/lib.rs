@@ -7,9 +7,12 @@
 //! The scenarios (`scenarios.rs`) are compiled once per model checker
 //! ([`on_loom`], [`on_shuttle`]) and checked against the [`ledger`].
 
+pub mod counterexample;
 pub mod evidence;
 pub mod explore;
+pub mod hardware;
 pub mod ledger;
+pub mod lessons;
 pub mod matrix;
 pub mod on_loom;
 pub mod on_shuttle;

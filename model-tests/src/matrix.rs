@@ -49,6 +49,24 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         Mutant::StealCasSeqCst => Some(Argument::NeedsLoadBuffering(
             "proofs-notes/model.md#load-buffering",
         )),
+        // The seq_cst fence right after the load is also an acquire fence:
+        // a relaxed load followed by it synchronises with the same releases
+        // as an acquire load would.
+        Mutant::StealTopAcquire => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#steal-top-acquire",
+        )),
+        // The last-element race is decided by the atomicity of the two CASes
+        // on top, whatever their ordering; the acquire/release halves are
+        // already provided by push's acquire of top and its release fence.
+        Mutant::TakeCasSeqCst => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#take-cas-seqcst",
+        )),
+        // As for take-cas-seqcst: claims on top are decided by atomicity;
+        // a thief's CAS still heads a release sequence that the owner's
+        // relaxed CAS continues, so push's acquire of top still syncs.
+        Mutant::FifoCasSeqCst => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#fifo-cas-seqcst",
+        )),
         _ => None,
     }
 }
@@ -301,7 +319,7 @@ impl Row {
 /// The matrix as a Markdown table (what the binary prints).
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::new();
-    out.push_str("| mutant | loom verdict | killing scenario (or argument) | interleavings | loom time | shuttle | miri |\n");
+    out.push_str("| mutant | loom verdict | killing scenario (or argument) | interleavings | loom time to the kill | shuttle | miri |\n");
     out.push_str("|---|---|---|---:|---:|---|---|\n");
     for row in rows {
         let _ = writeln!(

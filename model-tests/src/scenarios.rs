@@ -98,31 +98,31 @@ pub const ALL: &[Scenario] = &[
         body: drop_with_tasks_while_a_stealer_lives_on,
     },
     Scenario {
-        name: "pop_against_two_thieves",
+        name: "pop_pop_against_two_thieves",
         family: 2,
         threads: 3,
-        preemption_bound: Some(3),
-        body: pop_against_two_thieves,
+        preemption_bound: Some(4),
+        body: pop_pop_against_two_thieves,
     },
     Scenario {
         name: "lifo_steal_batch_and_pop_against_pop_and_a_thief",
         family: 5,
         threads: 3,
-        preemption_bound: Some(2),
+        preemption_bound: Some(4),
         body: lifo_steal_batch_and_pop_against_pop_and_a_thief,
     },
     Scenario {
         name: "fifo_steal_batch_against_pop_and_a_thief",
         family: 5,
         threads: 3,
-        preemption_bound: Some(2),
+        preemption_bound: Some(4),
         body: fifo_steal_batch_against_pop_and_a_thief,
     },
     Scenario {
         name: "fifo_pop_pop_against_two_thieves",
         family: 6,
         threads: 3,
-        preemption_bound: Some(2),
+        preemption_bound: Some(4),
         body: fifo_pop_pop_against_two_thieves,
     },
 ];
@@ -375,13 +375,14 @@ fn push_push_pop_pop_against_steal_steal(mutant: Option<Mutant>) {
 // ---------------------------------------------------------------------------
 // Family 2: two thieves, where the steal fence matters.
 
-/// Tasks 1 and 2; the owner pops once while two thieves steal once each.
-fn pop_against_two_thieves(mutant: Option<Mutant>) {
+/// Tasks 1 and 2; the owner pops twice while two thieves steal once each.
+fn pop_pop_against_two_thieves(mutant: Option<Mutant>) {
     let owner = Owner::new(LIFO, mutant);
     owner.push(1);
     owner.push(2);
     let first = owner.stealer("thief 1").spawn(Thief::steal);
     let second = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.pop();
     owner.pop();
     owner.finish(vec![first, second]);
 }

@@ -1,0 +1,133 @@
+//! What each mutant removes, and why the algorithm needs it: the text the
+//! fence lab prints after the counterexample.
+
+use crate::Mutant;
+
+/// The fence lab's text for one mutant.
+#[derive(Clone, Copy, Debug)]
+pub struct Lesson {
+    /// What the mutant changes, in one line.
+    pub change: &'static str,
+    /// The litmus shape the correct ordering forbids.
+    pub litmus: &'static str,
+    /// One paragraph: why the correct ordering forbids the counterexample.
+    pub why: &'static str,
+}
+
+/// The lesson of `mutant`.
+pub fn lesson(mutant: Mutant) -> Lesson {
+    match mutant {
+        Mutant::TakeFence => Lesson {
+            change: "the owner's pop loses its seq_cst fence between `bottom := b - 1` and the load of `top`",
+            litmus: "store buffering (SB)",
+            why: "The owner writes bottom and then reads top; a thief reads top, then bottom, and writes top \
+                  with its CAS. Each side writes one variable and reads the other: the store-buffering shape. \
+                  Without fences, each thread's load may miss the other's store (on x86 the owner's store of \
+                  bottom waits in its store buffer while its load of top goes ahead), so the owner believes \
+                  more than one task is left and takes the bottom one without a CAS, while the thief, which \
+                  still sees the old bottom, claims the same task with its CAS. The two seq_cst fences are \
+                  totally ordered: whichever comes second must see the store made before the first one. So \
+                  either the owner sees the thief's CAS of top (and takes the last task with a CAS, which only \
+                  one side can win) or the thief sees the lowered bottom (and backs off). The fence in pop \
+                  is what makes that \"either\" true; with it gone, both can miss each other and the task is \
+                  taken twice.",
+        },
+        Mutant::StealFence => Lesson {
+            change: "a thief loses its seq_cst fence between its loads of `top` and `bottom`",
+            litmus: "store buffering (SB), the thief's side",
+            why: "Store buffering needs a fence on both sides: the owner's fence alone does not stop the \
+                  thief from reading an old bottom after a newer top. A thief that read top = t (written by \
+                  its own or another thief's CAS) and then an old bottom thinks a task remains that the owner \
+                  has already taken without a CAS. With the fence, the two fences are ordered: if the \
+                  owner's comes first the thief sees its lowered bottom, and if the thief's comes first the \
+                  owner sees the top the thief had read, and uses the CAS.",
+        },
+        Mutant::PushFence => Lesson {
+            change: "push loses the release fence before `bottom := b + 1`",
+            litmus: "message passing (MP)",
+            why: "Push writes the task into its slot and then publishes it by raising bottom. A thief that \
+                  reads the new bottom with acquire must also see the slot's bytes: that is message passing, \
+                  and it needs release on the publishing side. Without the fence, the thief can read the new \
+                  bottom and still read the slot's old contents (zeroes here: task 0, or an older task).",
+        },
+        Mutant::PushTopAcquire => Lesson {
+            change: "push loads `top` relaxed instead of acquire",
+            litmus: "load buffering (LB)",
+            why: "The acquire orders a thief's read of a slot (made before its CAS) before the owner's later \
+                  overwrite of that slot after wrapping around. Breaking it needs the thief's read to return \
+                  a value from its own future, load buffering, which neither loom nor miri produce: the \
+                  argument is in proofs-notes/model.md#load-buffering.",
+        },
+        Mutant::StealTopAcquire => Lesson {
+            change: "a thief loads `top` relaxed instead of acquire",
+            litmus: "message passing through a fence",
+            why: "The seq_cst fence that immediately follows the load is also an acquire fence, and a relaxed \
+                  load followed by an acquire fence synchronises with the same release as an acquire load. \
+                  So this weakening is expected to be safe (proofs-notes/obligations.md#steal-top-acquire).",
+        },
+        Mutant::StealBottomAcquire => Lesson {
+            change: "a thief loads `bottom` relaxed instead of acquire",
+            litmus: "message passing (MP)",
+            why: "The acquire load of bottom is the receiving half of push's message passing: without it the \
+                  thief can see the new bottom but not the task written before it, and takes zeroes.",
+        },
+        Mutant::BufferPublishRelease => Lesson {
+            change: "a new buffer is published with a relaxed store instead of release",
+            litmus: "message passing (MP) of the buffer's contents",
+            why: "Growing copies the tasks into a new buffer and then stores its pointer. A thief that loads \
+                  the new pointer must see the copies; with a relaxed store it can see the pointer and read \
+                  a slot that still holds zeroes: an uninitialised read, the bug found in the C11 code.",
+        },
+        Mutant::BufferLoadAcquire => Lesson {
+            change: "a thief loads the buffer pointer relaxed instead of acquire",
+            litmus: "message passing (MP) of the buffer's contents",
+            why: "The receiving half of the buffer publication: a relaxed load of the pointer does not make \
+                  the copied slots visible, so the thief can read zeroes from the new buffer.",
+        },
+        Mutant::StealCasSeqCst => Lesson {
+            change: "a thief's CAS on `top` succeeds with Relaxed instead of SeqCst",
+            litmus: "load buffering (LB)",
+            why: "Atomicity still lets only one CAS win each index. What is lost is the release that orders \
+                  the thief's read of its slot before the owner's later reuse of that slot; breaking that \
+                  needs load buffering (proofs-notes/model.md#load-buffering).",
+        },
+        Mutant::TakeCasSeqCst => Lesson {
+            change: "the owner's last-element CAS succeeds with Relaxed instead of SeqCst",
+            litmus: "atomicity of read-modify-write",
+            why: "The race for the last task is decided by which CAS on top wins, whatever the orderings. The \
+                  argument that nothing else depends on it is in proofs-notes/obligations.md#take-cas-seqcst.",
+        },
+        Mutant::FifoCasSeqCst => Lesson {
+            change: "the FIFO owner's pop CAS succeeds with Relaxed instead of SeqCst",
+            litmus: "atomicity of read-modify-write, release sequences",
+            why: "Claims on top are decided by atomicity; a thief's release CAS still heads a release \
+                  sequence that the owner's relaxed CAS continues. See \
+                  proofs-notes/obligations.md#fifo-cas-seqcst.",
+        },
+        Mutant::NoReloadAfterGrow => Lesson {
+            change: "after growing, the owner writes the task into the old buffer",
+            litmus: "a logic error (no concurrency needed)",
+            why: "The new buffer's slot is never written, so whoever takes that task reads zeroes: the second \
+                  correction to the C11 code is that the owner reloads the buffer after a grow.",
+        },
+        Mutant::StealFromBottom => Lesson {
+            change: "a thief takes the newest task (at `bottom - 1`) instead of the oldest",
+            litmus: "a logic error",
+            why: "Thieves and owner then claim from the same end with different protocols: the thief's CAS \
+                  on top does not reserve the slot it reads, so the owner and the thief take the same task.",
+        },
+        Mutant::SkipLastCas => Lesson {
+            change: "the owner takes the last task without the CAS that races thieves",
+            litmus: "a logic error",
+            why: "When one task is left, both the owner and a thief may have passed their checks; only the \
+                  CAS on top decides who gets it. Without it both take the task.",
+        },
+        Mutant::ReadAfterCas => Lesson {
+            change: "a thief reads its slot after its CAS instead of before",
+            litmus: "a logic error (reuse after the claim)",
+            why: "Once the CAS moved top past the slot, the owner may reuse the slot (after wrapping, or after \
+                  a shrink copies only the live tasks): reading it after the CAS can read another task or \
+                  zeroes.",
+        },
+    }
+}
