@@ -1,0 +1,85 @@
+//! The public ways to make a `Worker`, as fuzzer input.
+
+use arbitrary::Arbitrary;
+use chase_lev::Worker;
+
+/// The capacity `new_lifo` and `new_fifo` start with (documented as
+/// crossbeam's default; the worker never shrinks below it).
+pub const DEFAULT_CAPACITY: usize = 64;
+
+/// The largest buffer the deque allows, where a growable worker of
+/// zero-sized tasks starts (`buffer.rs`).
+pub const ZERO_SIZED_CAPACITY: usize = 1 << 62;
+
+/// One of the six public constructors of `Worker`, with its capacity.
+/// Capacities are small (a byte) so that the fuzzer reaches full, growing
+/// and shrinking deques quickly; 0 and odd values are included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Arbitrary)]
+pub enum Constructor {
+    NewLifo,
+    NewFifo,
+    WithCapacity(u8),
+    FifoWithCapacity(u8),
+    /// A bound of 0 panics by design; the harness asks for at least 1.
+    LifoBounded(u8),
+    FifoBounded(u8),
+}
+
+impl Constructor {
+    pub fn build<T>(self) -> Worker<T> {
+        match self {
+            Constructor::NewLifo => Worker::new_lifo(),
+            Constructor::NewFifo => Worker::new_fifo(),
+            Constructor::WithCapacity(capacity) => Worker::with_capacity(capacity.into()),
+            Constructor::FifoWithCapacity(capacity) => {
+                Worker::new_fifo_with_capacity(capacity.into())
+            }
+            Constructor::LifoBounded(_) | Constructor::FifoBounded(_) => {
+                let bound = self.bound().expect("bounded");
+                if self.is_fifo() {
+                    Worker::new_fifo_bounded(bound)
+                } else {
+                    Worker::new_lifo_bounded(bound)
+                }
+            }
+        }
+    }
+
+    /// Whether the owner pops the oldest task (else the newest).
+    pub fn is_fifo(self) -> bool {
+        matches!(
+            self,
+            Constructor::NewFifo | Constructor::FifoWithCapacity(_) | Constructor::FifoBounded(_)
+        )
+    }
+
+    /// The bound of a bounded worker.
+    pub fn bound(self) -> Option<usize> {
+        match self {
+            Constructor::LifoBounded(bound) | Constructor::FifoBounded(bound) => {
+                Some(usize::from(bound).max(1))
+            }
+            _ => None,
+        }
+    }
+
+    /// The documented capacity right after construction: the requested one
+    /// rounded up to a power of two (at least 1), 64 by default, and the
+    /// largest one for growable workers of zero-sized tasks.
+    pub fn initial_capacity(self, zero_sized_tasks: bool) -> usize {
+        let requested = match self {
+            Constructor::NewLifo | Constructor::NewFifo => DEFAULT_CAPACITY,
+            Constructor::WithCapacity(capacity) | Constructor::FifoWithCapacity(capacity) => {
+                capacity.into()
+            }
+            Constructor::LifoBounded(_) | Constructor::FifoBounded(_) => {
+                return self.bound().expect("bounded").next_power_of_two();
+            }
+        };
+        if zero_sized_tasks {
+            ZERO_SIZED_CAPACITY
+        } else {
+            requested.max(1).next_power_of_two()
+        }
+    }
+}

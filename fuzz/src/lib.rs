@@ -1,0 +1,21 @@
+//! The harnesses behind the fuzz targets of the chase-lev deque.
+//!
+//! The targets in `fuzz_targets/` are one line each; the work is here, in a
+//! library, so that the seed corpus can also be replayed by `cargo test`
+//! without libFuzzer (see `tests/seeds.rs`).
+//!
+//! - [`ops`]: one thread drives workers and stealers through an arbitrary
+//!   sequence of operations and compares every result with [`model`], a
+//!   `VecDeque` per deque; [`drop_log`] checks that every task is dropped
+//!   exactly once, and when.
+//! - [`schedule`]: a small concurrent scenario under shuttle, whose
+//!   interleaving [`byte_scheduler`] takes from the fuzzer's bytes; the
+//!   oracle is that every task is taken or dropped exactly once.
+
+pub mod byte_scheduler;
+pub mod constructor;
+pub mod drop_log;
+pub mod model;
+pub mod ops;
+pub mod schedule;
+pub mod tracked_task;

@@ -1,0 +1,176 @@
+//! The sequential specification: a `VecDeque` of task ids per deque, and the
+//! batch-size rule of `Stealer::steal_batch*`.
+//!
+//! The front of the `VecDeque` is the deque's top (the oldest task, where
+//! thieves steal), the back is its bottom (where the owner pushes).
+
+use std::collections::VecDeque;
+
+use crate::constructor::Constructor;
+
+/// The limit of `steal_batch` and `steal_batch_and_pop` (crossbeam's).
+pub const DEFAULT_BATCH_LIMIT: usize = 32;
+
+/// What one deque should hold, and what its capacity may be.
+#[derive(Debug)]
+pub struct ModelDeque {
+    tasks: VecDeque<u64>,
+    fifo: bool,
+    bound: Option<usize>,
+    initial_capacity: usize,
+    /// The most tasks it ever held: a growable buffer never needs more slots
+    /// than the next power of two of this.
+    peak_len: usize,
+}
+
+impl ModelDeque {
+    pub fn new(constructor: Constructor, zero_sized_tasks: bool) -> Self {
+        ModelDeque {
+            tasks: VecDeque::new(),
+            fifo: constructor.is_fifo(),
+            bound: constructor.bound(),
+            initial_capacity: constructor.initial_capacity(zero_sized_tasks),
+            peak_len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    pub fn bound(&self) -> Option<usize> {
+        self.bound
+    }
+
+    /// Room left before a bounded deque refuses a push (`None`: unbounded).
+    pub fn room(&self) -> Option<usize> {
+        self.bound.map(|bound| bound - self.len())
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.room() == Some(0)
+    }
+
+    /// The tasks from oldest to newest (the order `Drop` drops them in).
+    pub fn tasks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tasks.iter().copied()
+    }
+
+    /// A push that fits (the caller checked `is_full`).
+    pub fn push(&mut self, id: u64) {
+        assert!(!self.is_full(), "harness bug: pushed on a full model");
+        self.tasks.push_back(id);
+        self.peak_len = self.peak_len.max(self.len());
+    }
+
+    /// The owner's pop: the newest task (LIFO) or the oldest (FIFO).
+    pub fn pop(&mut self) -> Option<u64> {
+        if self.fifo {
+            self.tasks.pop_front()
+        } else {
+            self.tasks.pop_back()
+        }
+    }
+
+    /// A thief's steal: always the oldest task.
+    pub fn steal(&mut self) -> Option<u64> {
+        self.tasks.pop_front()
+    }
+
+    /// Checks `capacity()` against what the documentation promises: at
+    /// least `len`; a power of two; a bounded worker's never changes; a
+    /// growable worker's never goes below its initial capacity and never
+    /// beyond the next power of two of the most tasks it held.
+    pub fn check_capacity(&self, capacity: usize) -> Result<(), String> {
+        if capacity < self.len() {
+            return Err(format!("capacity {capacity} is below len {}", self.len()));
+        }
+        if !capacity.is_power_of_two() {
+            return Err(format!("capacity {capacity} is not a power of two"));
+        }
+        if self.bound.is_some() {
+            if capacity != self.initial_capacity {
+                return Err(format!(
+                    "a bounded worker's capacity changed from {} to {capacity}",
+                    self.initial_capacity
+                ));
+            }
+            return Ok(());
+        }
+        if capacity < self.initial_capacity {
+            return Err(format!(
+                "capacity {capacity} is below the initial capacity {}",
+                self.initial_capacity
+            ));
+        }
+        let most_needed = self.initial_capacity.max(self.peak_len.next_power_of_two());
+        if capacity > most_needed {
+            return Err(format!(
+                "capacity {capacity} is more than the {most_needed} slots ever needed \
+                 (at most {} tasks were held)",
+                self.peak_len
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How many tasks a batch steal takes from a victim holding `victim_len`
+/// tasks, into a destination with `dest_room` free places (`None`: it grows),
+/// returning the oldest one to the caller when `keep_first`.
+///
+/// The documented rule: `min((len + 1) / 2, limit)` tasks are wanted; those
+/// that go into the destination are clipped to its room; the kept one needs
+/// no room. Zero tasks is `Steal::Empty`.
+pub fn batch_size(
+    victim_len: usize,
+    limit: usize,
+    keep_first: bool,
+    dest_room: Option<usize>,
+) -> usize {
+    if victim_len == 0 {
+        return 0;
+    }
+    let wanted = victim_len.div_ceil(2).min(limit);
+    let kept = usize::from(keep_first);
+    let into_dest = wanted - kept;
+    let into_dest = match dest_room {
+        Some(room) => into_dest.min(room),
+        None => into_dest,
+    };
+    into_dest + kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_takes_half_rounded_up() {
+        assert_eq!(batch_size(1, 32, false, None), 1);
+        assert_eq!(batch_size(4, 32, false, None), 2);
+        assert_eq!(batch_size(5, 32, false, None), 3);
+    }
+
+    #[test]
+    fn a_batch_stops_at_its_limit() {
+        assert_eq!(batch_size(100, 5, false, None), 5);
+        assert_eq!(batch_size(100, 5, true, Some(0)), 1);
+    }
+
+    #[test]
+    fn a_batch_into_a_full_bounded_worker_is_empty_unless_one_task_is_kept() {
+        assert_eq!(batch_size(10, 32, false, Some(0)), 0);
+        assert_eq!(batch_size(10, 32, true, Some(0)), 1);
+        assert_eq!(batch_size(10, 32, false, Some(2)), 2);
+    }
+
+    #[test]
+    fn a_batch_from_an_empty_victim_is_empty() {
+        assert_eq!(batch_size(0, 32, true, None), 0);
+    }
+}
