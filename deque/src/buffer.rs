@@ -131,7 +131,8 @@ impl Buffer {
     pub(crate) fn copy_slot_to<T>(&self, source: &Buffer, from: i64, to: i64) {
         for (target, word) in self.slot::<T>(to).iter().zip(source.slot::<T>(from)) {
             // Ordering: Relaxed, as in `read` and `write`; the copy is
-            // published by the destination's own release fence.
+            // published by the destination's own release fence
+            // (proofs-notes/model.md#message-passing).
             target.store(word.load(Relaxed), Relaxed);
         }
     }

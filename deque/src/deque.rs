@@ -70,7 +70,8 @@ impl<T> Inner<T> {
 impl<T> Drop for Inner<T> {
     fn drop(&mut self) {
         // Ordering: Relaxed everywhere: `&mut self` means every other handle
-        // is gone, and the `Arc` that owned this synchronised with them.
+        // is gone, and the `Arc` that owned this synchronised with them
+        // (proofs-notes/linearizability.md#proof-sketch).
         let top = self.top.load(Relaxed);
         let bottom = self.bottom.load(Relaxed);
         let buffer = FreeOnDrop(self.buffer.load(Relaxed));

@@ -196,6 +196,10 @@ impl<T> Worker<T> {
         let buffer = Buffer::new::<T>(buffer_capacity);
         let limit = if bounded { capacity } else { buffer_capacity };
         let inner = Arc::new(Inner::new(flavor, buffer, first_index, policy));
+        // Ordering: Relaxed: the deque was created on this thread just above,
+        // so there is nothing to synchronize with; from here on the owner keeps
+        // the pointer itself
+        // (proofs-notes/reclamation.md#the-owners-cached-buffer-pointer).
         let buffer = Cell::new(inner.buffer.load(Relaxed));
         Worker {
             inner,
