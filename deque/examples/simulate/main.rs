@@ -72,16 +72,25 @@ fn parse_options() -> Result<Options, String> {
                 .next()
                 .ok_or_else(|| format!("{name} needs a value"))
         };
-        let number = |name: &str, text: String| {
-            text.parse::<u64>()
-                .map_err(|_| format!("{name}: not a number: {text}"))
+        // A number within `range`, so that a typo fails loudly instead of
+        // running something else than asked.
+        let number = |name: &str, text: String, range: std::ops::RangeInclusive<u64>| match text
+            .parse::<u64>()
+        {
+            Ok(value) if range.contains(&value) => Ok(value),
+            _ => Err(format!(
+                "{name}: expected a number in {}..={}, got {text}",
+                range.start(),
+                range.end()
+            )),
         };
         match argument.as_str() {
-            "--seeds" => options.seeds = number("--seeds", value("--seeds")?)?.max(1),
+            "--seeds" => options.seeds = number("--seeds", value("--seeds")?, 1..=1_000_000)?,
             "--csv" => options.csv = true,
-            "--cutoff" => options.cutoff = number("--cutoff", value("--cutoff")?)? as u32,
+            "--cutoff" => options.cutoff = number("--cutoff", value("--cutoff")?, 0..=30)? as u32,
             "--cutoff-sweep" => options.cutoff_sweep = true,
-            "--fib" => options.fib = number("--fib", value("--fib")?)?.min(32) as u32,
+            // fib(30) is already five million nodes.
+            "--fib" => options.fib = number("--fib", value("--fib")?, 2..=30)? as u32,
             "--plot" => options.plot = PathBuf::from(value("--plot")?),
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument: {other}")),
