@@ -28,6 +28,24 @@
 //!
 //! With one worker the deque is never stolen from and every step executes a
 //! node, so `T_1` equals the work exactly.
+//!
+//! # How much the open choices matter
+//!
+//! The order of workers within a step is the one choice the seed's loop
+//! does not pin down. Measured over 100 seeds on fib(20) (P = 16 / P = 64,
+//! mean `T_P` and successful steals):
+//!
+//! | order within a step              | oldest, 16 | oldest, 64 | newest, 16  | newest, 64 |
+//! |----------------------------------|------------|------------|-------------|------------|
+//! | index order (this model)         | 2771, 156  | 727, 564   | 2937, 1620  | 844, 3193  |
+//! | shuffled every step              | 2771, 153  | 727, 573   | 2946, 1705  | 846, 3224  |
+//! | all thieves before all executors | 2773, 148  | 729, 524   | 2903, 1293  | 822, 2611  |
+//! | all executors before all thieves | 2770, 155  | 726, 567   | 2934, 1577  | 845, 3223  |
+//!
+//! `T_P` of the oldest end moves by less than 0.3 %; the steal counts move by
+//! up to 20 % for the newest end, which is within the seed-to-seed spread
+//! (one standard deviation of a single run's steals is about 28 of 156 and
+//! 476 of 1620 at P = 16).
 
 use super::dag::{Dag, NodeId};
 use super::rng::SplitMix64;
