@@ -35,7 +35,7 @@ pub(crate) struct Inner<T> {
     /// One past the newest task; written only by the owner.
     pub(crate) bottom: CachePadded<AtomicI64>,
     /// The current buffer; replaced only by the owner (grow and shrink).
-    pub(crate) buffer: CachePadded<AtomicPtr<Buffer>>,
+    pub(crate) buffer: CachePadded<AtomicPtr<Buffer<T>>>,
     pub(crate) flavor: Flavor,
     pub(crate) policy: Policy,
     pub(crate) retired: Retired,
@@ -53,7 +53,7 @@ unsafe impl<T: Send> Send for Inner<T> {}
 unsafe impl<T: Send> Sync for Inner<T> {}
 
 impl<T> Inner<T> {
-    pub(crate) fn new(flavor: Flavor, buffer: Buffer, first_index: i64, policy: Policy) -> Self {
+    pub(crate) fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64, policy: Policy) -> Self {
         Inner {
             top: CachePadded::new(AtomicI64::new(first_index)),
             bottom: CachePadded::new(AtomicI64::new(first_index)),
@@ -75,17 +75,18 @@ impl<T> Drop for Inner<T> {
         let top = self.top.load(Relaxed);
         let bottom = self.bottom.load(Relaxed);
         let buffer = FreeOnDrop(self.buffer.load(Relaxed));
-        // SAFETY: the buffer pointer is valid until `buffer` frees it, and the
-        // slots of [top, bottom) hold tasks the deque owns, each dropped once.
+        // SAFETY: the buffer pointer is valid until `buffer` frees it, no
+        // other thread remains, and the slots of [top, bottom) hold tasks the
+        // deque owns, each dropped once.
         unsafe { drop_tasks::<T>(&*buffer.0, top, bottom) };
     }
 }
 
 /// Frees the current buffer when dropped, even while unwinding from a task's
 /// panicking `Drop`.
-struct FreeOnDrop(*mut Buffer);
+struct FreeOnDrop<T>(*mut Buffer<T>);
 
-impl Drop for FreeOnDrop {
+impl<T> Drop for FreeOnDrop<T> {
     fn drop(&mut self) {
         // SAFETY: the pointer came from `Box::into_raw` and is freed only here.
         drop(unsafe { Box::from_raw(self.0) });
@@ -98,12 +99,11 @@ impl Drop for FreeOnDrop {
 ///
 /// # Safety
 /// The slots of `[next, end)` hold initialised tasks that nothing else owns.
-unsafe fn drop_tasks<T>(buffer: &Buffer, mut next: i64, end: i64) {
+unsafe fn drop_tasks<T>(buffer: &Buffer<T>, mut next: i64, end: i64) {
     struct ContinueOnUnwind<'a, T> {
-        buffer: &'a Buffer,
+        buffer: &'a Buffer<T>,
         next: i64,
         end: i64,
-        _tasks: PhantomData<T>,
     }
     impl<T> Drop for ContinueOnUnwind<'_, T> {
         fn drop(&mut self) {
@@ -115,14 +115,10 @@ unsafe fn drop_tasks<T>(buffer: &Buffer, mut next: i64, end: i64) {
     while next < end {
         let index = next;
         next += 1;
-        let rest = ContinueOnUnwind::<T> {
-            buffer,
-            next,
-            end,
-            _tasks: PhantomData,
-        };
-        // SAFETY: the caller guarantees the slot holds an owned task.
-        drop(unsafe { buffer.read::<T>(index).assume_init() });
+        let rest = ContinueOnUnwind::<T> { buffer, next, end };
+        // SAFETY: the caller guarantees the slot holds an owned task and no
+        // other thread touches it.
+        drop(unsafe { buffer.read(index).assume_init() });
         core::mem::forget(rest);
     }
 }

@@ -34,17 +34,16 @@ pub struct Stealer<T> {
 }
 
 /// What a thief learned from one look at the deque.
-struct Snapshot<'g> {
+struct Snapshot<'g, T> {
     top: i64,
     bottom: i64,
-    buffer: &'g Buffer,
+    buffer: &'g Buffer<T>,
 }
 
 impl<T> Stealer<T> {
-    /// Lê et al.'s loads at the start of `steal`: top, the fence, bottom, and
-    /// (if the deque looked non-empty) the buffer.
+    /// Lê et al.'s first loads of `steal`: top, the fence, bottom.
     #[inline(always)]
-    fn look<'g>(&self, _guard: &'g Guard) -> Option<Snapshot<'g>> {
+    fn indices(&self) -> (i64, i64) {
         let inner = &*self.inner;
         let policy = inner.policy;
         // Ordering: Acquire, so that a thief that reads a top written by
@@ -60,25 +59,41 @@ impl<T> Stealer<T> {
         // bytes are visible (proofs-notes/model.md#message-passing).
         let bottom = inner.bottom.load(policy.steal_bottom_load());
         trace!(inner, "steal: load bottom = {bottom}");
+        (top, bottom)
+    }
+
+    /// The loads of `steal` up to the slot read: `Empty` if the deque looked
+    /// empty, `Retry` if `top` has already moved before the buffer's lap.
+    #[inline(always)]
+    fn look<'g>(&self, _guard: &'g Guard) -> Steal<Snapshot<'g, T>> {
+        let inner = &*self.inner;
+        let (top, bottom) = self.indices();
         if top >= bottom {
-            return None;
+            return Steal::Empty;
         }
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
-        let buffer = inner.buffer.load(policy.buffer_load());
+        let buffer = inner.buffer.load(inner.policy.buffer_load());
         // SAFETY: the thread is pinned by `_guard` (std) or buffers are kept
-        // for the deque's lifetime (loom); so a buffer that was current at the
-        // load stays allocated while the guard lives
+        // for the deque's lifetime (loom, shuttle); so a buffer that was
+        // current at the load stays allocated while the guard lives
         // (proofs-notes/reclamation.md#epoch).
         let buffer = unsafe { &*buffer };
-        Some(Snapshot {
+        if !buffer.covers(top) {
+            // The owner has moved to a buffer whose lap starts past `top`:
+            // `top` has moved on and the CAS would fail, a lost race
+            // (proofs-notes/reclamation.md#no-wrap).
+            trace!(inner, "steal: index {top} outside the buffer's lap");
+            return Steal::Retry;
+        }
+        Steal::Success(Snapshot {
             top,
             bottom,
             buffer,
         })
     }
 
-    /// The thief's CAS that claims the task at `top`.
+    /// The thief's CAS that claims `count` tasks from `top`.
     #[inline(always)]
     fn claim(&self, top: i64, count: i64, success: crate::sync::Ordering) -> bool {
         let inner = &*self.inner;
@@ -117,30 +132,38 @@ impl<T> Stealer<T> {
     pub fn steal(&self) -> Steal<T> {
         let policy = self.inner.policy;
         let guard = pin();
-        let Some(seen) = self.look(&guard) else {
-            return Steal::Empty;
+        let seen = match self.look(&guard) {
+            Steal::Success(seen) => seen,
+            Steal::Empty => return Steal::Empty,
+            Steal::Retry => return Steal::Retry,
         };
         let index = if policy.steal_from_top() {
             seen.top
+        } else if seen.buffer.covers(seen.bottom - 1) {
+            seen.bottom - 1 // mutant StealFromBottom
         } else {
-            seen.bottom - 1
+            return Steal::Retry;
         };
-        // Read before the CAS: after a won CAS the owner may reuse the slot.
+        // Read before the CAS, as Lê et al. do: once the CAS is won the
+        // owner may retire the buffer or reuse the index.
+        // SAFETY: `index` is in the buffer's lap, and no thread writes its
+        // slot while a thief can read it (proofs-notes/reclamation.md#no-wrap).
         let early = policy
             .read_before_cas()
-            .then(|| seen.buffer.read::<T>(index));
+            .then(|| unsafe { seen.buffer.read(index) });
         if !self.claim(seen.top, 1, policy.steal_cas_success()) {
             return Steal::Retry;
         }
         let task: MaybeUninit<T> = match early {
             Some(task) => task,
-            None => seen.buffer.read::<T>(index),
+            // SAFETY: (mutant ReadAfterCas) as above.
+            None => unsafe { seen.buffer.read(index) },
         };
         trace!(self.inner, "steal: took slot {index}");
         // SAFETY: the slot of `top` held a task (top < bottom, published by
-        // push's release fence and the acquire load of bottom), it was read
-        // before anyone could overwrite it, and the CAS made this thief its
-        // only owner (proofs-notes/linearizability.md#steal).
+        // push's release fence and the acquire load of bottom), and the CAS
+        // made this thief its only owner
+        // (proofs-notes/linearizability.md#steal).
         Steal::Success(unsafe { task.assume_init() })
     }
 
@@ -264,11 +287,14 @@ impl<T> Stealer<T> {
             };
         }
         let guard = pin();
-        let Some(first) = self.look(&guard) else {
-            return Steal::Empty;
+        let first = match self.look(&guard) {
+            Steal::Success(seen) => seen,
+            Steal::Empty => return Steal::Empty,
+            Steal::Retry => return Steal::Retry,
         };
         let len = (first.bottom - first.top) as usize;
-        let wanted = len.div_ceil(2).min(limit);
+        let in_lap = (first.buffer.end() - first.top) as usize;
+        let wanted = len.div_ceil(2).min(limit).min(in_lap);
         let into_dest = dest.reserve(wanted - usize::from(keep_first));
         let batch = into_dest + usize::from(keep_first);
         if batch == 0 {
@@ -285,20 +311,22 @@ impl<T> Stealer<T> {
     fn claim_fifo_batch(
         &self,
         dest: &Worker<T>,
-        seen: Snapshot<'_>,
+        seen: Snapshot<'_, T>,
         batch: usize,
         keep_first: bool,
     ) -> Steal<Option<T>> {
         let dest_bottom = dest.bottom();
         let dest_buffer = dest.buffer();
-        let first = keep_first.then(|| seen.buffer.read::<T>(seen.top));
+        // SAFETY: [top, top + batch) is in the source buffer's lap (`batch`
+        // was clipped to it) and in [top, bottom); the destination slots are
+        // past the destination's bottom, in its lap (`reserve`), where no
+        // thief reads (proofs-notes/reclamation.md#no-wrap).
+        let first = keep_first.then(|| unsafe { seen.buffer.read(seen.top) });
         let skip = i64::from(keep_first);
         for offset in skip..batch as i64 {
-            dest_buffer.copy_slot_to::<T>(
-                seen.buffer,
-                seen.top + offset,
-                dest_bottom + offset - skip,
-            );
+            let (from, to) = (seen.top + offset, dest_bottom + offset - skip);
+            // SAFETY: as above.
+            unsafe { dest_buffer.copy_slot(seen.buffer, from, to) };
         }
         let success = self.inner.policy.steal_cas_success();
         if !self.claim(seen.top, batch as i64, success) {
@@ -315,7 +343,7 @@ impl<T> Stealer<T> {
         &self,
         dest: &Worker<T>,
         guard: &Guard,
-        first: Snapshot<'_>,
+        first: Snapshot<'_, T>,
         batch: usize,
         keep_first: bool,
     ) -> Steal<Option<T>> {
@@ -324,15 +352,19 @@ impl<T> Stealer<T> {
         let dest_buffer = dest.buffer();
         let mut kept = None;
         let mut moved = 0i64;
-        let mut seen = Some(first);
+        let mut seen = Steal::Success(first);
         for taken in 0..batch {
-            let Some(now) = seen else { break };
+            let Steal::Success(now) = seen else { break };
             let keep = keep_first && taken == 0;
             // Read before the CAS, as in `steal`.
             if keep {
-                kept = Some(now.buffer.read::<T>(now.top));
+                // SAFETY: as in `steal`.
+                kept = Some(unsafe { now.buffer.read(now.top) });
             } else {
-                dest_buffer.copy_slot_to::<T>(now.buffer, now.top, dest_bottom + moved);
+                // SAFETY: as in `steal` for the source; the destination slot
+                // is past its bottom, in its lap (`reserve`), where no thief
+                // reads (proofs-notes/reclamation.md#no-wrap).
+                unsafe { dest_buffer.copy_slot(now.buffer, now.top, dest_bottom + moved) };
             }
             if !self.claim(now.top, 1, policy.steal_cas_success()) {
                 if taken == 0 {
@@ -346,7 +378,7 @@ impl<T> Stealer<T> {
             seen = if taken + 1 < batch {
                 self.look(guard)
             } else {
-                None
+                Steal::Empty
             };
         }
         if moved > 0 {
@@ -366,11 +398,8 @@ impl<T> Stealer<T> {
     /// assert_eq!(worker.stealer().len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        let guard = pin();
-        match self.look(&guard) {
-            Some(seen) => (seen.bottom - seen.top) as usize,
-            None => 0,
-        }
+        let (top, bottom) = self.indices();
+        (bottom - top).max(0) as usize
     }
 
     /// Returns `true` if the deque was empty at one moment during the call.

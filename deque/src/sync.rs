@@ -24,21 +24,46 @@ mod backend {
         crossbeam_epoch::pin()
     }
 
-    /// Allocates `len` null words (zeroed memory, through `calloc`).
-    pub(crate) fn zeroed_words(len: usize) -> Box<[super::AtomicWord]> {
-        let words: Box<[super::Word]> = vec![core::ptr::null_mut(); len].into_boxed_slice();
-        // SAFETY: `AtomicPtr<()>` has the same size, alignment and bit
-        // validity as `*mut ()` (documented in `std::sync::atomic`), so a boxed
-        // slice of one is a boxed slice of the other with the same layout.
-        unsafe { Box::from_raw(Box::into_raw(words) as *mut [super::AtomicWord]) }
+    /// One slot of a buffer: plain memory, since no slot is ever read and
+    /// written at the same time (proofs-notes/reclamation.md#no-wrap).
+    pub(crate) struct SlotCell<T>(core::cell::UnsafeCell<core::mem::MaybeUninit<T>>);
+
+    impl<T> SlotCell<T> {
+        /// `capacity` slots of zeroed memory (through `calloc`; zero-sized
+        /// for a zero-sized `T`, whatever the capacity).
+        pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
+            let slots = Box::<[SlotCell<T>]>::new_zeroed_slice(capacity);
+            // SAFETY: a `SlotCell` is an `UnsafeCell<MaybeUninit<T>>`, for
+            // which every bit pattern, zero included, is valid.
+            unsafe { slots.assume_init() }
+        }
+
+        /// # Safety
+        /// No other thread writes this slot concurrently.
+        #[inline(always)]
+        pub(crate) unsafe fn read(&self) -> core::mem::MaybeUninit<T> {
+            // SAFETY: the cell is valid for reads; no concurrent write, by
+            // the caller. `MaybeUninit` copies every byte as it is.
+            unsafe { self.0.get().read() }
+        }
+
+        /// # Safety
+        /// No other thread reads or writes this slot concurrently.
+        #[inline(always)]
+        pub(crate) unsafe fn write(&self, value: core::mem::MaybeUninit<T>) {
+            // SAFETY: the cell is valid for writes; no concurrent access, by
+            // the caller.
+            unsafe { self.0.get().write(value) }
+        }
     }
 
-    /// A pointer to a retired allocation, moved into the epoch's deferred
-    /// function. The pointee is `Send` (see `Retired::retire`).
+    /// A pointer to a retired buffer, moved into the epoch's deferred
+    /// function.
     struct RetiredBox<B>(*mut B);
-    // SAFETY: only constructed for `B: Send`, and the pointer is the unique
-    // owner of its allocation once retired.
-    unsafe impl<B: Send> Send for RetiredBox<B> {}
+    // SAFETY: the deferred function only frees the allocation, which holds no
+    // task (its tasks were moved to the new buffer bitwise and are owned
+    // there); freeing memory from another thread is fine whatever `B` is.
+    unsafe impl<B> Send for RetiredBox<B> {}
 
     /// Reclamation of retired buffers: crossbeam-epoch frees each one once
     /// every thread that was pinned when it was retired has unpinned.
@@ -49,16 +74,20 @@ mod backend {
         /// # Safety
         /// `buffer` came from `Box::into_raw`, is no longer reachable from the
         /// deque's buffer pointer, and is retired exactly once.
-        pub(crate) unsafe fn retire<B: Send + 'static>(&self, buffer: *mut B, large: bool) {
+        pub(crate) unsafe fn retire<B>(&self, buffer: *mut B, large: bool) {
             let guard = crossbeam_epoch::pin();
             let retired = RetiredBox(buffer);
-            guard.defer(move || {
+            let free = move || {
                 let retired = retired;
                 // SAFETY: the caller handed over unique ownership, and the
                 // epoch runs this only when no pinned thread can still hold
-                // the pointer (see proofs-notes/reclamation.md).
+                // the pointer (proofs-notes/reclamation.md#epoch).
                 drop(unsafe { Box::from_raw(retired.0) });
-            });
+            };
+            // SAFETY: `defer_unchecked` drops the `'static` bound: a buffer of
+            // non-`'static` tasks holds no task once retired (see
+            // `RetiredBox`), so freeing it later touches no borrowed data.
+            unsafe { guard.defer_unchecked(free) };
             if large {
                 // Push a big allocation to the global queue now, so that it is
                 // freed soon rather than when this thread's bag fills up.
@@ -98,8 +127,71 @@ mod backend {
         Guard
     }
 
-    pub(crate) fn zeroed_words(len: usize) -> Box<[super::AtomicWord]> {
-        (0..len).map(|_| AtomicPtr::new(core::ptr::null_mut())).collect()
+    #[cfg(chase_lev_loom)]
+    use loom::cell::UnsafeCell;
+    /// Shuttle explores schedules of a sequentially consistent machine and
+    /// has no cell type of its own: a plain cell with loom's interface.
+    #[cfg(chase_lev_shuttle)]
+    struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+
+    #[cfg(chase_lev_shuttle)]
+    impl<T> UnsafeCell<T> {
+        fn new(value: T) -> Self {
+            UnsafeCell(core::cell::UnsafeCell::new(value))
+        }
+        fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+        fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+
+    /// One slot, as a model checker's cell: loom checks that every read and
+    /// write of it is ordered by happens-before with every conflicting one.
+    pub(crate) struct SlotCell<T>(UnsafeCell<core::mem::MaybeUninit<T>>);
+
+    impl<T> SlotCell<T> {
+        pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
+            (0..capacity)
+                .map(|_| SlotCell(UnsafeCell::new(core::mem::MaybeUninit::zeroed())))
+                .collect()
+        }
+
+        /// # Safety
+        /// As for the std version.
+        pub(crate) unsafe fn read(&self) -> core::mem::MaybeUninit<T> {
+            // SAFETY: as for the std version; the model checks the claim.
+            self.0.with(|slot| unsafe { slot.read() })
+        }
+
+        /// # Safety
+        /// As for the std version.
+        pub(crate) unsafe fn write(&self, value: core::mem::MaybeUninit<T>) {
+            // SAFETY: as for the std version; the model checks the claim.
+            self.0.with_mut(|slot| unsafe { slot.write(value) })
+        }
+    }
+
+    /// A retired buffer kept until the deque drops, freed by its own type's
+    /// drop glue.
+    struct RetiredBox {
+        pointer: *mut (),
+        free: unsafe fn(*mut ()),
+    }
+
+    impl Drop for RetiredBox {
+        fn drop(&mut self) {
+            // SAFETY: `free` is the dropper for `pointer`'s type, called once.
+            unsafe { (self.free)(self.pointer) }
+        }
+    }
+
+    /// # Safety
+    /// `pointer` came from `Box::<B>::into_raw`.
+    unsafe fn free_box<B>(pointer: *mut ()) {
+        // SAFETY: by the caller.
+        drop(unsafe { Box::from_raw(pointer.cast::<B>()) });
     }
 
     /// Loom cannot see crossbeam-epoch unless every crate is rebuilt with
@@ -109,16 +201,23 @@ mod backend {
     /// never frees a buffer a thief still reads. See proofs-notes/reclamation.md.
     #[derive(Default)]
     pub(crate) struct Retired {
-        buffers: std::sync::Mutex<Vec<Box<dyn Send>>>,
+        buffers: std::sync::Mutex<Vec<RetiredBox>>,
     }
+
+    // SAFETY: the retired buffers hold no tasks (see the std version).
+    unsafe impl Send for Retired {}
+    // SAFETY: only the owner retires, through the mutex.
+    unsafe impl Sync for Retired {}
 
     impl Retired {
         /// # Safety
         /// As for the std version.
-        pub(crate) unsafe fn retire<B: Send + 'static>(&self, buffer: *mut B, _large: bool) {
-            // SAFETY: the caller hands over unique ownership of the allocation.
-            let buffer = unsafe { Box::from_raw(buffer) };
-            self.buffers.lock().unwrap().push(buffer);
+        pub(crate) unsafe fn retire<B>(&self, buffer: *mut B, _large: bool) {
+            let retired = RetiredBox {
+                pointer: buffer.cast(),
+                free: free_box::<B>,
+            };
+            self.buffers.lock().unwrap().push(retired);
         }
     }
 
@@ -134,8 +233,3 @@ mod backend {
 }
 
 pub(crate) use backend::*;
-
-/// One word of a buffer slot. Pointer-typed, so that a pointer inside a task
-/// keeps its provenance when the task is copied (see buffer.rs).
-pub(crate) type Word = *mut ();
-pub(crate) type AtomicWord = AtomicPtr<()>;

@@ -3,8 +3,9 @@
 use core::cell::Cell;
 use core::fmt;
 use core::marker::PhantomData;
+use core::mem;
 
-use crate::buffer::{words_per_slot, Buffer, MAX_CAPACITY};
+use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::{Flavor, Inner};
 use crate::policy::{fence_if, Policy};
 use crate::stealer::Stealer;
@@ -37,8 +38,13 @@ pub struct Worker<T> {
     /// The owner's copy of the buffer pointer. Only the owner replaces the
     /// buffer, so this is the value Lê et al.'s owner reads with a relaxed
     /// load of `array`; keeping it here saves that load.
-    buffer: Cell<*mut Buffer>,
-    /// Push fails (bounded) or grows (growable) when `bottom - top` reaches it.
+    buffer: Cell<*mut Buffer<T>>,
+    /// One past the last index of the current buffer's lap: a push there
+    /// first moves the tasks to a new buffer (buffer.rs explains why buffers
+    /// never wrap).
+    end: Cell<i64>,
+    /// A bounded worker hands a task back when `bottom - top` reaches it;
+    /// `i64::MAX` (never) for a growable one.
     limit: Cell<i64>,
     bounded: bool,
     /// The buffer never shrinks below this many slots.
@@ -186,15 +192,16 @@ impl<T> Worker<T> {
             capacity <= MAX_CAPACITY,
             "chase-lev: capacity overflow ({capacity} tasks requested, at most {MAX_CAPACITY})"
         );
-        let buffer_capacity = if words_per_slot::<T>() == 0 && !bounded {
+        let buffer_capacity = if mem::size_of::<T>() == 0 && !bounded {
             // Zero-sized tasks take no memory: start at the largest capacity
             // so that the buffer never needs to grow or shrink.
             MAX_CAPACITY
         } else {
             capacity.max(1).next_power_of_two()
         };
-        let buffer = Buffer::new::<T>(buffer_capacity);
-        let limit = if bounded { capacity } else { buffer_capacity };
+        let buffer = Buffer::new(buffer_capacity, first_index);
+        let end = buffer.end();
+        let limit = if bounded { capacity as i64 } else { i64::MAX };
         let inner = Arc::new(Inner::new(flavor, buffer, first_index, policy));
         // Ordering: Relaxed: the deque was created on this thread just above,
         // so there is nothing to synchronize with; from here on the owner keeps
@@ -204,7 +211,8 @@ impl<T> Worker<T> {
         Worker {
             inner,
             buffer,
-            limit: Cell::new(limit as i64),
+            end: Cell::new(end),
+            limit: Cell::new(limit),
             bounded,
             min_capacity: buffer_capacity,
             shrink_credit: Cell::new(0),
@@ -234,7 +242,7 @@ impl<T> Worker<T> {
 
     /// The owner's current buffer.
     #[inline(always)]
-    pub(crate) fn buffer(&self) -> &Buffer {
+    pub(crate) fn buffer(&self) -> &Buffer<T> {
         // SAFETY: only the owner retires buffers, and it retires a buffer only
         // after replacing this pointer; so the buffer it points to is alive
         // for as long as the owner holds `&self`.
@@ -280,22 +288,27 @@ impl<T> Worker<T> {
         // (proofs-notes/linearizability.md#push).
         let bottom = inner.bottom.load(Relaxed);
         // Ordering: Acquire, so that a thief's read of a slot (before its
-        // CAS) happens before this owner overwrites that slot after wrapping
-        // around (proofs-notes/model.md#load-buffering).
+        // CAS) happens before this owner reuses the slot's memory, here or
+        // after the old buffer is retired (proofs-notes/model.md#load-buffering).
         let top = inner.top.load(policy.push_top_load());
         trace!(inner, "push: load bottom = {bottom}, load top = {top}");
-        let mut buffer = self.buffer();
         if bottom - top >= self.limit.get() {
-            if self.bounded {
-                return Err(task);
-            }
-            buffer = self.grow(bottom, top);
+            return Err(task); // bounded and full
+        }
+        let mut buffer = self.buffer();
+        if bottom >= self.end.get() {
+            buffer = self.next_lap(bottom, top);
         }
         let next = match bottom.checked_add(1) {
             Some(next) => next,
             None => index_space_exhausted(),
         };
-        buffer.write(bottom, task);
+        // SAFETY: `bottom` is in the buffer's lap, and no thief reads its
+        // slot now: thieves read only below a bottom they saw, and the last
+        // time bottom was above this index the owner popped it, which the
+        // pop's fence keeps apart from any thief's read
+        // (proofs-notes/reclamation.md#no-wrap).
+        unsafe { buffer.write(bottom, task) };
         trace!(inner, "push: write slot {bottom}");
         // Ordering: Release fence, so that a thief that reads the new bottom
         // with acquire also reads the task's bytes
@@ -308,12 +321,20 @@ impl<T> Worker<T> {
         Ok(())
     }
 
-    /// Doubles the buffer; returns the buffer the pending push must write to.
+    /// `bottom` reached the end of the buffer's lap: moves the tasks to a new
+    /// buffer starting at `top`, twice as large if the deque is full (Lê et
+    /// al.'s grow); returns the buffer the pending push must write to.
     #[cold]
     #[inline(never)]
-    fn grow(&self, bottom: i64, top: i64) -> &Buffer {
+    fn next_lap(&self, bottom: i64, top: i64) -> &Buffer<T> {
         let capacity = self.buffer().capacity();
-        let old = self.replace_buffer(bottom, top, capacity.saturating_mul(2));
+        let full = bottom - top >= capacity as i64;
+        let new_capacity = if full {
+            capacity.saturating_mul(2)
+        } else {
+            capacity
+        };
+        let old = self.replace_buffer(bottom, top, new_capacity);
         if self.inner.policy.reload_after_grow() {
             // SAFETY: `old` is no longer the deque's buffer and is retired once.
             unsafe { self.retire(old) };
@@ -329,18 +350,24 @@ impl<T> Worker<T> {
     /// Copies the tasks of `[top, bottom)` into a new buffer of
     /// `new_capacity` slots and publishes it; returns the old buffer, which
     /// the caller must retire.
-    fn replace_buffer(&self, bottom: i64, top: i64, new_capacity: usize) -> *mut Buffer {
+    fn replace_buffer(&self, bottom: i64, top: i64, new_capacity: usize) -> *mut Buffer<T> {
         let inner = &*self.inner;
         let old = self.buffer();
-        let new = Buffer::new::<T>(new_capacity);
+        let new = Buffer::new(new_capacity, top);
         for index in top..bottom {
-            new.copy_slot::<T>(old, index);
+            // SAFETY: only the owner writes slots, so reading the old ones
+            // races with nothing; the new buffer is not yet published.
+            unsafe { new.copy_slot(old, index, index) };
         }
+        self.end.set(new.end());
         let new = Box::into_raw(Box::new(new));
         let old = self.buffer.replace(new);
-        self.limit.set(new_capacity as i64);
         self.shrink_credit.set(0);
-        self.shrink_below.set(shrink_threshold(self.bounded, self.min_capacity, new_capacity));
+        self.shrink_below.set(shrink_threshold(
+            self.bounded,
+            self.min_capacity,
+            new_capacity,
+        ));
         // Ordering: Release, so that a thief that loads the new pointer with
         // acquire reads the copied slots; this is the first of the two
         // corrections to the C11 code (proofs-notes/reclamation.md#publication).
@@ -354,8 +381,9 @@ impl<T> Worker<T> {
 
     /// # Safety
     /// `old` was the deque's buffer, has been replaced, and is retired once.
-    unsafe fn retire(&self, old: *mut Buffer) {
-        let large = words_per_slot::<T>() * (self.buffer().capacity()) >= 1024;
+    unsafe fn retire(&self, old: *mut Buffer<T>) {
+        let bytes = mem::size_of::<T>().saturating_mul(self.buffer().capacity());
+        let large = bytes >= 8192;
         // SAFETY: forwarded from the caller.
         unsafe { self.inner.retired.retire(old, large) };
     }
@@ -411,7 +439,8 @@ impl<T> Worker<T> {
             trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
             return None;
         }
-        let task = buffer.read::<T>(bottom);
+        // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
+        let task = unsafe { buffer.read(bottom) };
         if top == bottom {
             if !policy.cas_last_task() {
                 // Mutant SkipLastCas: take it as if no thief could race.
@@ -466,7 +495,8 @@ impl<T> Worker<T> {
             if top >= bottom {
                 return None;
             }
-            let task = self.buffer().read::<T>(top);
+            // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
+            let task = unsafe { self.buffer().read(top) };
             // Ordering: SeqCst success, so that a thief that reads this top
             // also sees the owner's earlier pushes
             // (proofs-notes/linearizability.md#fifo-pop).
@@ -515,24 +545,27 @@ impl<T> Worker<T> {
         unsafe { self.retire(old) };
     }
 
-    /// Reserves room for `additional` more tasks (growable workers), for a
-    /// batch steal into this worker; returns how many fit.
+    /// Makes room for up to `additional` tasks past `bottom`, for a batch
+    /// steal into this worker (a bounded worker may have less room); returns
+    /// how many fit.
     pub(crate) fn reserve(&self, additional: usize) -> usize {
         let inner = &*self.inner;
-        // Ordering: as in push (proofs-notes/linearizability.md#batch-steal).
+        // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
+        // push (proofs-notes/linearizability.md#batch-steal).
         let bottom = inner.bottom.load(Relaxed);
         let top = inner.top.load(inner.policy.push_top_load());
-        let len = (bottom - top).max(0) as usize;
-        let room = (self.limit.get() as usize).saturating_sub(len);
-        if self.bounded || room >= additional {
-            return room.min(additional);
+        let len = (bottom - top).max(0);
+        let count = (self.limit.get() - len).clamp(0, additional as i64);
+        if bottom + count > self.end.get() {
+            let capacity = self.buffer().capacity();
+            let needed = (len + count) as usize;
+            let new_capacity = needed.max(capacity).checked_next_power_of_two();
+            let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
+            let old = self.replace_buffer(bottom, top, new_capacity);
+            // SAFETY: `old` is no longer the deque's buffer and is retired once.
+            unsafe { self.retire(old) };
         }
-        let needed = len.saturating_add(additional);
-        let new_capacity = needed.checked_next_power_of_two().unwrap_or(usize::MAX);
-        let old = self.replace_buffer(bottom, top, new_capacity);
-        // SAFETY: `old` is no longer the deque's buffer and is retired once.
-        unsafe { self.retire(old) };
-        additional
+        count as usize
     }
 
     /// Publishes `count` tasks that a batch steal wrote past `bottom`.

@@ -20,7 +20,12 @@ enum Theft {
 }
 
 /// One thief: takes tasks until the owner is done and the deque is empty.
-fn thief(stealer: chase_lev::Stealer<usize>, theft: Theft, done: &AtomicBool, start: &Barrier) -> Vec<usize> {
+fn thief(
+    stealer: chase_lev::Stealer<usize>,
+    theft: Theft,
+    done: &AtomicBool,
+    start: &Barrier,
+) -> Vec<usize> {
     let mine = Worker::new_lifo();
     let mut got = Vec::new();
     start.wait();
@@ -81,7 +86,9 @@ fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
             owner_got.push(task);
         }
         done.store(true, Ordering::Release);
-        let stolen = handles.into_iter().flat_map(|handle| handle.join().unwrap());
+        let stolen = handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap());
         for task in owner_got.into_iter().chain(stolen) {
             taken[task] += 1;
         }
@@ -92,7 +99,10 @@ fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
 fn assert_exactly_once(taken: &[u32]) {
     let lost: Vec<_> = (0..taken.len()).filter(|&task| taken[task] == 0).collect();
     let twice: Vec<_> = (0..taken.len()).filter(|&task| taken[task] > 1).collect();
-    assert!(lost.is_empty() && twice.is_empty(), "lost {lost:?}, taken twice {twice:?}");
+    assert!(
+        lost.is_empty() && twice.is_empty(),
+        "lost {lost:?}, taken twice {twice:?}"
+    );
 }
 
 macro_rules! stress {
@@ -189,4 +199,59 @@ fn boxed_closures_survive_being_stolen_across_buffer_swaps() {
         sum + thief.join().unwrap()
     });
     assert_eq!(total, (0..tasks).sum::<usize>());
+}
+
+/// A task type with padding bytes and a pointer: copying it through integers
+/// would be undefined behaviour (uninitialised padding, lost provenance), so
+/// this is the test miri watches for the slot scheme (buffer.rs).
+#[derive(Debug)]
+struct PaddedTask {
+    payload: Box<u64>,
+    tag: u8,
+}
+
+#[test]
+fn tasks_with_padding_and_pointers_cross_threads_intact() {
+    let worker = Worker::with_capacity(1);
+    let stealer = worker.stealer();
+    let tasks = (TASKS / 10) as u64;
+    let done = AtomicBool::new(false);
+    let total = thread::scope(|scope| {
+        let thief = scope.spawn(|| {
+            let mut sum = 0;
+            loop {
+                let finished = done.load(Ordering::Acquire);
+                match stealer.steal() {
+                    Steal::Success(task) => sum += check(task),
+                    Steal::Empty if finished => break sum,
+                    _ => {}
+                }
+            }
+        });
+        let mut sum = 0;
+        for value in 0..tasks {
+            worker.push(PaddedTask {
+                payload: Box::new(value),
+                tag: (value % 251) as u8,
+            });
+            if value % 2 == 0 {
+                sum += worker.pop().map_or(0, check);
+            }
+        }
+        while let Some(task) = worker.pop() {
+            sum += check(task);
+        }
+        done.store(true, Ordering::Release);
+        sum + thief.join().unwrap()
+    });
+    assert_eq!(total, (0..tasks).sum::<u64>());
+}
+
+fn check(task: PaddedTask) -> u64 {
+    assert_eq!(
+        task.tag,
+        (*task.payload % 251) as u8,
+        "task bytes corrupted"
+    );
+    *task.payload
 }
