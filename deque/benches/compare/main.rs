@@ -17,12 +17,13 @@ mod contenders;
 mod owner_paths;
 mod ratios;
 
-use std::time::Duration;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 
-use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3};
+use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3, Taken};
 use owner_paths::{push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
 
 fn env_number(name: &str, default: f64) -> f64 {
@@ -86,6 +87,61 @@ fn bench_pairs(group: &mut BenchmarkGroup<'_, WallTime>) {
     one(group, "Vec", Vec::<u64>::new());
 }
 
+/// Steals on the owner's own thread, nothing else running: the bare cost of
+/// the thief's path (pin, fences, CAS) without cache-line transfers. The
+/// owner pushes 1000 tasks outside the timed part of each iteration.
+fn bench_uncontended_steals(criterion: &mut Criterion, batch: bool) {
+    const TASKS: u64 = 1_000;
+    fn one<C: Contender>(group: &mut BenchmarkGroup<'_, WallTime>, batch: bool) {
+        let owner = C::owner(TASKS as usize);
+        let thief = C::thief(&owner);
+        let mine = C::owner(64);
+        group.bench_function(C::NAME, |bencher| {
+            bencher.iter_custom(|rounds| {
+                let mut total = Duration::ZERO;
+                for _ in 0..rounds {
+                    for task in 0..TASKS {
+                        C::push(&owner, black_box(task));
+                    }
+                    let start = Instant::now();
+                    let mut taken = 0;
+                    while taken < TASKS {
+                        let attempt = if batch {
+                            C::steal_batch_and_pop(&thief, &mine)
+                        } else {
+                            C::steal(&thief, &mine)
+                        };
+                        match attempt {
+                            Taken::Task(task) => {
+                                black_box(task);
+                                taken += 1;
+                                while let Some(task) = C::pop(&mine) {
+                                    black_box(task);
+                                    taken += 1;
+                                }
+                            }
+                            other => panic!("{}: an uncontended steal returned {other:?}", C::NAME),
+                        }
+                    }
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+    }
+    let name = if batch {
+        "batch steal 1k, same thread"
+    } else {
+        "steal 1k, same thread"
+    };
+    let mut group = criterion.benchmark_group(name);
+    group.throughput(Throughput::Elements(TASKS));
+    one::<ChaseLev>(&mut group, batch);
+    one::<St3>(&mut group, batch);
+    one::<Crossbeam>(&mut group, batch);
+    group.finish();
+}
+
 /// Runs one concurrent scenario for the three deques.
 fn bench_concurrent(
     criterion: &mut Criterion,
@@ -144,6 +200,8 @@ fn main() {
         bench_pairs(&mut group);
         group.finish();
     }
+    bench_uncontended_steals(&mut criterion, false);
+    bench_uncontended_steals(&mut criterion, true);
     use concurrent::Scenario;
     bench_concurrent(
         &mut criterion,

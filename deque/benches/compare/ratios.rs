@@ -84,16 +84,29 @@ fn read_figures(new: &Path, since: SystemTime) -> Option<((String, String), Figu
     Some((key, Figures { median, best }))
 }
 
-const GROUPS: [&str; 8] = [
-    "owner push 1k then pop 1k",
-    "owner push 1M then pop 1M",
-    "owner push;pop pairs",
-    "steal, owner idle",
-    "steal, owner pops",
-    "batch steal, owner idle",
-    "batch steal, owner pops",
-    "1 producer + 3 thieves",
+/// Each group, with issue 7's target as the largest chase-lev/st3 and
+/// chase-lev/crossbeam ratios that meet it (`None`: no target).
+const GROUPS: [(&str, Option<f64>, Option<f64>); 10] = [
+    ("owner push 1k then pop 1k", Some(1.0), None),
+    ("owner push 1M then pop 1M", Some(1.2), None),
+    ("owner push;pop pairs", Some(1.0), None),
+    ("steal 1k, same thread", Some(1.0), Some(1.0 / 1.5)),
+    ("batch steal 1k, same thread", Some(1.0), Some(1.0 / 1.5)),
+    ("steal, owner idle", Some(1.0), Some(1.0 / 1.5)),
+    ("steal, owner pops", Some(1.0), Some(1.0 / 1.5)),
+    ("batch steal, owner idle", Some(1.0), Some(1.0 / 1.5)),
+    ("batch steal, owner pops", Some(1.0), Some(1.0 / 1.5)),
+    ("1 producer + 3 thieves", None, None),
 ];
+
+/// "yes" or "NO" for a median ratio against its target, "-" without one.
+fn verdict(mine: Option<&Figures>, theirs: Option<&Figures>, target: Option<f64>) -> &'static str {
+    match (mine, theirs, target) {
+        (Some(mine), Some(theirs), Some(target)) if mine.median / theirs.median <= target => "yes",
+        (Some(_), Some(_), Some(_)) => "NO",
+        _ => "-",
+    }
+}
 
 pub fn print_ratio_table(directory: &Path, since: SystemTime) {
     let mut found = BTreeMap::new();
@@ -118,9 +131,13 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
     };
     println!();
     println!("Ratios from this run (ns per operation for the owner rows, per task for the others;");
-    println!("median of criterion's samples; 'best' divides the fastest samples; below 1 means chase-lev is faster):");
+    println!("median of criterion's samples; 'best' divides the fastest samples; below 1 means chase-lev is faster;");
     println!(
-        "| {:<26} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} |",
+        "'met': issue 7's targets on the median ratios: owner paths <= st3 (1M: <= 1.2 x st3),"
+    );
+    println!("steals <= st3 and <= crossbeam / 1.5):");
+    println!(
+        "| {:<27} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} | {:>8} | {:>14} |",
         "benchmark",
         "chase-lev",
         "st3",
@@ -129,13 +146,15 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
         "chase-lev/st3",
         "chase-lev/crossbeam",
         "(best) /st3",
-        "(best) /crossbeam"
+        "(best) /crossbeam",
+        "met /st3",
+        "met /crossbeam"
     );
     println!(
-        "|{:-<28}|{:->11}|{:->9}|{:->11}|{:->8}|{:->15}|{:->21}|{:->13}|{:->19}|",
-        "", "", "", "", "", "", "", "", ""
+        "|{:-<29}|{:->11}|{:->9}|{:->11}|{:->8}|{:->15}|{:->21}|{:->13}|{:->19}|{:->10}|{:->16}|",
+        "", "", "", "", "", "", "", "", "", "", ""
     );
-    for group in GROUPS {
+    for (group, st3_target, crossbeam_target) in GROUPS {
         let mine = figure(group, "chase-lev");
         let st3 = figure(group, "st3");
         let crossbeam = figure(group, "crossbeam-deque");
@@ -143,7 +162,7 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
             continue;
         }
         println!(
-            "| {:<26} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} |",
+            "| {:<27} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} | {:>8} | {:>14} |",
             group,
             nanoseconds(mine),
             nanoseconds(st3),
@@ -153,6 +172,8 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
             ratio(mine, crossbeam, false),
             ratio(mine, st3, true),
             ratio(mine, crossbeam, true),
+            verdict(mine, st3, st3_target),
+            verdict(mine, crossbeam, crossbeam_target),
         );
     }
 }
