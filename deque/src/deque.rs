@@ -60,7 +60,10 @@ impl<T> Inner<T> {
             buffer: CachePadded::new(AtomicPtr::new(Box::into_raw(Box::new(buffer)))),
             flavor,
             policy,
+            // Unit structs in some builds, not in others.
+            #[allow(clippy::default_constructed_unit_structs)]
             retired: Retired::default(),
+            #[allow(clippy::default_constructed_unit_structs)]
             trace: Trace::default(),
             _tasks: PhantomData,
         }

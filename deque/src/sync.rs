@@ -29,13 +29,20 @@ mod backend {
     pub(crate) struct SlotCell<T>(core::cell::UnsafeCell<core::mem::MaybeUninit<T>>);
 
     impl<T> SlotCell<T> {
-        /// `capacity` slots of zeroed memory (through `calloc`; zero-sized
-        /// for a zero-sized `T`, whatever the capacity).
+        /// `capacity` slots, uninitialised (zero-sized for a zero-sized `T`,
+        /// whatever the capacity). The mutant builds zero them, so that a
+        /// mutant that reads a slot nobody wrote reads a recognisable 0.
         pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
-            let slots = Box::<[SlotCell<T>]>::new_zeroed_slice(capacity);
-            // SAFETY: a `SlotCell` is an `UnsafeCell<MaybeUninit<T>>`, for
-            // which every bit pattern, zero included, is valid.
-            unsafe { slots.assume_init() }
+            let mut slots = Vec::<SlotCell<T>>::with_capacity(capacity);
+            #[cfg(chase_lev_mutants)]
+            // SAFETY: the allocation holds `capacity` slots.
+            unsafe {
+                core::ptr::write_bytes(slots.as_mut_ptr(), 0, capacity)
+            };
+            // SAFETY: a `SlotCell` is an `UnsafeCell<MaybeUninit<T>>`, which
+            // may hold any bytes or none, and the capacity is allocated.
+            unsafe { slots.set_len(capacity) };
+            slots.into_boxed_slice()
         }
 
         /// # Safety

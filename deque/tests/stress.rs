@@ -186,8 +186,10 @@ fn boxed_closures_survive_being_stolen_across_buffer_swaps() {
         });
         let mut sum = 0;
         for task in 0..tasks {
-            let owned = vec![task; 3];
-            worker.push(Box::new(move || owned.iter().sum::<usize>() / 3));
+            // The closure owns heap data, so a torn or duplicated task would
+            // show up as a wrong sum or a double free.
+            let owned = Box::new(task);
+            worker.push(Box::new(move || *owned));
             if task % 3 == 0 {
                 sum += worker.pop().map_or(0, |task| task());
             }
