@@ -2,7 +2,8 @@
 # Shows that the `ops` target finds a planted bug within the CI budget.
 #
 # For each bug named on the command line (default: all of them), this copies
-# the repository's tracked files to a temporary directory, plants the bug in
+# the last commit (HEAD, so that uncommitted work in the tree does not get in
+# the way) to a temporary directory, plants the bug in
 # the copy's deque/src with sed (the real deque is never touched), builds the
 # `ops` target there, fuzzes it from the committed seeds only, and reports how
 # long libFuzzer took to crash. A bug that is not found within
@@ -53,17 +54,16 @@ for name in "${selected[@]}"; do
 
   copy="$scratch/$name"
   mkdir -p "$copy"
-  (cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -C "$copy" -xf -
+  git -C "$root" archive HEAD | tar -C "$copy" -xf -
   target="$copy/deque/src/$file"
-  cp "$target" "$target.orig"
+  cp "$target" "$scratch/$name.orig"
   sed -i "$script" "$target"
-  if cmp -s "$target" "$target.orig"; then
+  if cmp -s "$target" "$scratch/$name.orig"; then
     echo "planting $name changed nothing: the deque's source moved on, update the sed script" >&2
     exit 2
   fi
-  rm "$target.orig"
   echo "== planted bug $name: $description"
-  (cd "$root" && diff -u "deque/src/$file" "$target") | sed -n '3,$p' | grep '^[-+]' || true
+  diff "$scratch/$name.orig" "$target" | grep '^[<>]' || true
 
   corpus="$scratch/$name-corpus"
   artifacts="$scratch/$name-artifacts/"

@@ -6,8 +6,9 @@
 //! log after each step and say exactly which drops they expected.
 //!
 //! A `std` mutex rather than a thread-local: the shuttle scenario drops tasks
-//! on several (simulated) threads. libFuzzer runs one input at a time, so the
-//! harness that starts an input owns the log until it ends.
+//! on several (simulated) threads. One input at a time owns the log
+//! ([`start_input`]): libFuzzer runs inputs one by one anyway, but `cargo
+//! test` runs tests on parallel threads.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -15,6 +16,24 @@ use std::sync::{Mutex, MutexGuard};
 pub type Dropped = Option<u64>;
 
 static LOG: Mutex<Vec<Dropped>> = Mutex::new(Vec::new());
+
+/// Held by the input that owns the log.
+static INPUT: Mutex<()> = Mutex::new(());
+
+/// Proof that the caller's input owns the log, until dropped.
+#[must_use]
+pub struct InputGuard(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+/// Waits until no other input runs, then starts with an empty log.
+pub fn start_input() -> InputGuard {
+    // A failed input (a panic under `cargo test`) poisons the lock; the next
+    // input starts clean all the same.
+    let guard = INPUT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    log().clear();
+    InputGuard(guard)
+}
 
 fn log() -> MutexGuard<'static, Vec<Dropped>> {
     // A panic while the lock is held aborts the fuzzer anyway; under

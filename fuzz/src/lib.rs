@@ -2,7 +2,7 @@
 //!
 //! The targets in `fuzz_targets/` are one line each; the work is here, in a
 //! library, so that the seed corpus can also be replayed by `cargo test`
-//! without libFuzzer (see `tests/seeds.rs`).
+//! without libFuzzer (see `tests/replay_seeds.rs`).
 //!
 //! - [`ops`]: one thread drives workers and stealers through an arbitrary
 //!   sequence of operations and compares every result with [`model`], a
@@ -10,7 +10,8 @@
 //!   exactly once, and when.
 //! - [`schedule`]: a small concurrent scenario under shuttle, whose
 //!   interleaving [`byte_scheduler`] takes from the fuzzer's bytes; the
-//!   oracle is that every task is taken or dropped exactly once.
+//!   oracles are the linearizability checker of the `tests` package and
+//!   the drop log (every task dropped exactly once).
 
 pub mod byte_scheduler;
 pub mod constructor;

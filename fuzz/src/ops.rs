@@ -27,7 +27,7 @@ use crate::tracked_task::{
 
 /// More workers add little but slow every step's checks down.
 const MAX_WORKERS: usize = 4;
-/// Keeps one input fast; `PushMany` and `PopMany` reach large deques anyway.
+/// Keeps one input fast; the bulk operations reach large deques anyway.
 const MAX_OPERATIONS: usize = 256;
 
 /// One fuzz input: the task type, the workers (the first always exists, the
@@ -61,8 +61,14 @@ pub enum Operation {
     Pop {
         worker: u8,
     },
-    /// `count` times `Pop`: reaches the shrinking hysteresis in one step.
+    /// `count` times `Pop`: drains a grown deque in one step.
     PopMany {
+        worker: u8,
+        count: u8,
+    },
+    /// `count` times a `Push` then a `Pop`: a deque that hovers at one
+    /// length, which is how the shrinking hysteresis is reached.
+    Churn {
         worker: u8,
         count: u8,
     },
@@ -126,11 +132,7 @@ struct Harness<T> {
 
 impl<T: TrackedTask + Debug> Harness<T> {
     fn run(input: &OpsInput) {
-        let leftover = drop_log::take();
-        assert!(
-            leftover.is_empty(),
-            "drops from a previous input: {leftover:?}"
-        );
+        let _owner_of_the_drop_log = drop_log::start_input();
         let zero_sized = std::mem::size_of::<T>() == 0;
         let mut harness = Harness::<T> {
             deques: Vec::new(),
@@ -183,6 +185,12 @@ impl<T: TrackedTask + Debug> Harness<T> {
             Operation::Pop { worker } => self.with_worker(worker, Self::pop),
             Operation::PopMany { worker, count } => self.with_worker(worker, |this, index| {
                 for _ in 0..count {
+                    this.pop(index);
+                }
+            }),
+            Operation::Churn { worker, count } => self.with_worker(worker, |this, index| {
+                for _ in 0..count {
+                    this.push(index, false);
                     this.pop(index);
                 }
             }),

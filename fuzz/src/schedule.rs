@@ -6,27 +6,33 @@
 //! shuttle's atomics, built with `Worker::new_mutant(.., None)`: the correct
 //! algorithm. Shuttle's memory model is sequentially consistent, so this
 //! target looks for logic races (two parties taking one task, a task lost
-//! across a grow, a batch claim overlapping a pop), not for missing fences;
-//! those are the model checkers' work (model-tests).
+//! across a grow or shrink, a batch claim overlapping a pop), not for
+//! missing fences; those are the model checkers' work (model-tests).
 //!
-//! The oracle:
-//! - exactly once: every task made is dropped exactly once (taken and dropped
-//!   by whoever took it, handed back by `try_push`, or dropped with a deque
-//!   at the end), per the [`drop_log`];
-//! - nothing taken twice, and nothing taken that a bounded worker refused;
-//! - each thief gets increasing ids from its steals, and a FIFO owner from
-//!   its pops: the oldest task is always the smallest id, since one owner
-//!   pushes ids in increasing order.
+//! Two oracles:
+//! - linearizability: the history of the victim deque (every call, what it
+//!   answered, and phases: the prefill, then the concurrent part, then the
+//!   owner's final drain) must pass `chase_lev_tests::check`, the checker of
+//!   the `tests` package, against the sequential deque;
+//! - exactly once: every task made is dropped exactly once, per the
+//!   [`drop_log`] (a task is dropped by whoever took it, by the owner when
+//!   `try_push` hands it back, or when a destination worker is drained).
+//!   The tasks own heap memory, so a task taken twice is also a double free
+//!   for AddressSanitizer.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use arbitrary::{Arbitrary, Unstructured};
 use chase_lev_shuttle::{Steal, Stealer, Worker};
+use chase_lev_tests::history::{
+    Flavor, History, Operation, Outcome, Phase, Specification, ThreadLog,
+};
 use shuttle::{Config, Runner};
 
 use crate::byte_scheduler::ByteScheduler;
 use crate::drop_log;
+use crate::model::DEFAULT_BATCH_LIMIT;
 use crate::tracked_task::{BoxedTask, TrackedTask};
 
 /// Small numbers keep an execution short (so exec/s high) while still
@@ -36,6 +42,13 @@ const MAX_PREFILL: u8 = 8;
 const MAX_OWNER_STEPS: usize = 12;
 const MAX_THIEVES: usize = 2;
 const MAX_THIEF_STEPS: usize = 4;
+const MAX_DESTINATION_CAPACITY: u8 = 4;
+
+/// The phases of the history: each happens after the previous one (spawn
+/// and join separate them).
+const PREFILL: Phase = 0;
+const CONCURRENT: Phase = 1;
+const DRAIN: Phase = 2;
 
 /// A heap task: a task taken twice is also a double free.
 type Task = BoxedTask;
@@ -82,7 +95,7 @@ pub enum OwnerStep {
 
 #[derive(Clone, Debug, Arbitrary)]
 pub struct Thief {
-    /// The worker that batch steals go into.
+    /// The worker that batch steals go into; only this thief uses it.
     pub destination_fifo: bool,
     pub destination_bounded: bool,
     /// Read as `1 + capacity % 4`.
@@ -100,8 +113,6 @@ pub enum ThiefStep {
     StealBatchAndPop {
         limit: Option<u8>,
     },
-    /// The thief pops from its destination worker.
-    PopDestination,
 }
 
 impl Scenario {
@@ -117,7 +128,7 @@ impl Scenario {
             });
         }
         for thief in &mut thieves {
-            thief.destination_capacity = 1 + thief.destination_capacity % 4;
+            thief.destination_capacity = 1 + thief.destination_capacity % MAX_DESTINATION_CAPACITY;
             thief.steps.truncate(MAX_THIEF_STEPS);
         }
         Scenario {
@@ -129,71 +140,95 @@ impl Scenario {
             thieves,
         }
     }
+
+    fn specification(&self) -> Specification {
+        Specification {
+            flavor: if self.fifo {
+                Flavor::Fifo
+            } else {
+                Flavor::Lifo
+            },
+            bound: self.bounded.then_some(usize::from(self.capacity)),
+        }
+    }
 }
 
-/// What each party took, in the order it took them, and which tasks exist.
-#[derive(Debug, Default)]
-struct Outcome {
-    tasks_made: u64,
-    refused: Vec<u64>,
-    owner_pops: Vec<u64>,
-    /// Per thief: ids returned by its steals (in order), and ids it popped
-    /// from its destination worker.
-    thief_steals: Vec<Vec<u64>>,
-    thief_destination_pops: Vec<Vec<u64>>,
+/// What one execution produced.
+#[derive(Debug)]
+pub struct Execution {
+    /// Tasks 0, 1, ... were made (pushed or refused).
+    pub tasks_made: u64,
+    /// The victim deque's history.
+    pub history: History,
 }
 
-/// Runs one input; panics if the oracle fails.
+/// Runs one input; panics if an oracle fails.
 pub fn run(input: &ScheduleInput) {
-    let leftover = drop_log::take();
-    assert!(
-        leftover.is_empty(),
-        "drops from a previous input: {leftover:?}"
-    );
+    let _owner_of_the_drop_log = drop_log::start_input();
+    let execution = execute(input);
     let scenario = input.scenario.normalised();
-    let outcome = Arc::new(Mutex::new(None));
+    check_exactly_once(execution.tasks_made, &scenario);
+    check_linearizable(&execution.history, &scenario);
+}
+
+/// Runs the input's scenario once under its schedule, without the oracles.
+/// The caller owns the drop log.
+pub fn execute(input: &ScheduleInput) -> Execution {
+    let scenario = input.scenario.normalised();
+    let result = Arc::new(Mutex::new(None));
     let mut config = Config::new();
     // Shuttle warns once per process that its atomics are sequentially
     // consistent; that is known (see the module documentation).
     config.silence_warnings = true;
     let runner = Runner::new(ByteScheduler::new(input.choices.clone()), config);
-    let slot = Arc::clone(&outcome);
+    let slot = Arc::clone(&result);
+    let for_execution = scenario.clone();
     let executions = runner.run(move || {
-        let result = run_scenario(&scenario);
-        *slot.lock().unwrap() = Some(result);
+        let execution = run_scenario(&for_execution);
+        *slot.lock().unwrap() = Some(execution);
     });
     assert_eq!(
         executions, 1,
         "the byte scheduler runs exactly one execution"
     );
-    let outcome = outcome
+    let execution = result
         .lock()
         .unwrap()
         .take()
         .expect("the execution finished");
-    check(&outcome, &input.scenario.normalised());
+    execution
 }
 
 /// The scenario itself, inside a shuttle execution. Every handle of every
 /// deque is dropped before it returns: shuttle's atomics only work inside.
-fn run_scenario(scenario: &Scenario) -> Outcome {
+fn run_scenario(scenario: &Scenario) -> Execution {
     let worker = Worker::<Task>::new_mutant(
         scenario.fifo,
         scenario.capacity.into(),
         scenario.bounded,
         None,
     );
-    let mut outcome = Outcome::default();
-    let push = |outcome: &mut Outcome| {
-        let id = outcome.tasks_made;
-        outcome.tasks_made += 1;
-        if let Err(task) = worker.try_push(Task::new(id)) {
-            assert_eq!(task.id(), Some(id), "try_push handed back another task");
-            outcome.refused.push(id);
+    let mut owner_log = ThreadLog::new();
+    let mut tasks_made = 0u64;
+    let mut push = |log: &mut ThreadLog, phase: Phase| {
+        let id = tasks_made;
+        tasks_made += 1;
+        if scenario.bounded {
+            let outcome = match worker.try_push(Task::new(id)) {
+                Ok(()) => Outcome::Pushed,
+                Err(task) => {
+                    assert_eq!(task.id(), Some(id), "try_push handed back another task");
+                    Outcome::Full
+                }
+            };
+            log.record(phase, Operation::TryPush(id), outcome);
+        } else {
+            worker.push(Task::new(id));
+            log.record(phase, Operation::Push(id), Outcome::Pushed);
         }
     };
     for _ in 0..scenario.prefill {
-        push(&mut outcome);
+        push(&mut owner_log, PREFILL);
     }
     let thieves: Vec<_> = scenario
         .thieves
@@ -206,128 +241,199 @@ fn run_scenario(scenario: &Scenario) -> Outcome {
         .collect();
     for step in &scenario.owner {
         match step {
-            OwnerStep::Push => push(&mut outcome),
+            OwnerStep::Push => push(&mut owner_log, CONCURRENT),
             OwnerStep::Pop => {
-                if let Some(task) = worker.pop() {
-                    outcome
-                        .owner_pops
-                        .push(task.id().expect("boxed tasks have ids"));
-                }
+                let popped = worker
+                    .pop()
+                    .map(|task| task.id().expect("boxed tasks have ids"));
+                owner_log.record(CONCURRENT, Operation::Pop, Outcome::Popped(popped));
             }
         }
     }
-    for thief in thieves {
-        let (steals, destination_pops) = thief.join().expect("a thief panicked");
-        outcome.thief_steals.push(steals);
-        outcome.thief_destination_pops.push(destination_pops);
+    let mut logs = Vec::new();
+    for (handle, thief) in thieves.into_iter().zip(&scenario.thieves) {
+        let (log, batches, destination) = handle.join().expect("a thief panicked");
+        logs.push(fill_in_batches(
+            log,
+            &batches,
+            &destination,
+            thief.destination_fifo,
+        ));
+    }
+    // The drain: the checker then also sees what was left, in order.
+    loop {
+        let popped = worker
+            .pop()
+            .map(|task| task.id().expect("boxed tasks have ids"));
+        owner_log.record(DRAIN, Operation::Pop, Outcome::Popped(popped));
+        if popped.is_none() {
+            break;
+        }
     }
     drop(worker);
-    outcome
+    logs.insert(0, owner_log);
+    Execution {
+        tasks_made,
+        history: History::new(scenario.specification(), logs),
+    }
 }
 
-/// One thief's steps; returns the ids it stole and the ids it popped from
-/// its destination. Its destination (and what is left in it) is dropped
-/// when the thief ends.
-fn run_thief(stealer: &Stealer<Task>, thief: &Thief) -> (Vec<u64>, Vec<u64>) {
+/// Where one successful batch put its tasks in the thief's destination:
+/// the log entry to complete and the range of destination positions.
+struct Batch {
+    entry: usize,
+    positions: std::ops::Range<usize>,
+}
+
+/// One thief's steps. Returns its log (batch entries not yet complete), its
+/// batches, and its destination worker. Nobody else touches the destination
+/// and the thief never pops it, so it only grows at its bottom, and the
+/// tasks a batch moved are the positions between its length before and
+/// after.
+fn run_thief(stealer: &Stealer<Task>, thief: &Thief) -> (ThreadLog, Vec<Batch>, Worker<Task>) {
     let destination = Worker::<Task>::new_mutant(
         thief.destination_fifo,
         thief.destination_capacity.into(),
         thief.destination_bounded,
         None,
     );
-    let mut steals = Vec::new();
-    let mut destination_pops = Vec::new();
-    let mut record = |attempt: Steal<Task>| {
-        // `Retry` is a lost race: a real scheduler would try again, and the
-        // fuzzer's next step does.
-        if let Steal::Success(task) = attempt {
-            steals.push(task.id().expect("boxed tasks have ids"));
-        }
-    };
+    let bound = thief
+        .destination_bounded
+        .then_some(usize::from(thief.destination_capacity));
+    let mut log = ThreadLog::new();
+    let mut batches = Vec::new();
     for step in &thief.steps {
-        match *step {
-            ThiefStep::Steal => record(stealer.steal()),
-            ThiefStep::StealBatch { limit: None } => {
-                let _moved_or_not = stealer.steal_batch(&destination);
+        let (limit, and_pop) = match *step {
+            ThiefStep::Steal => {
+                let outcome = match stealer.steal() {
+                    Steal::Success(task) => {
+                        Outcome::Stolen(vec![task.id().expect("boxed tasks have ids")])
+                    }
+                    Steal::Empty => Outcome::Empty,
+                    Steal::Retry => Outcome::Retry,
+                };
+                log.record(CONCURRENT, Operation::Steal, outcome);
+                continue;
             }
-            ThiefStep::StealBatch { limit: Some(limit) } => {
-                let _moved_or_not =
-                    stealer.steal_batch_with_limit(&destination, usize::from(limit).max(1));
-            }
-            ThiefStep::StealBatchAndPop { limit: None } => {
-                record(stealer.steal_batch_and_pop(&destination))
-            }
-            ThiefStep::StealBatchAndPop { limit: Some(limit) } => record(
-                stealer.steal_batch_with_limit_and_pop(&destination, usize::from(limit).max(1)),
-            ),
-            ThiefStep::PopDestination => {
-                if let Some(task) = destination.pop() {
-                    destination_pops.push(task.id().expect("boxed tasks have ids"));
-                }
-            }
+            ThiefStep::StealBatch { limit } => (limit, false),
+            ThiefStep::StealBatchAndPop { limit } => (limit, true),
+        };
+        let before = destination.len();
+        if !and_pop && Some(before) == bound {
+            // A batch into a full bounded destination answers `Empty` with
+            // tasks in the victim: documented, but not a property of the
+            // victim alone, which is what the history describes.
+            continue;
         }
+        let limit_used = limit.map_or(DEFAULT_BATCH_LIMIT, |limit| usize::from(limit).max(1));
+        let result: Steal<Option<Task>> = match (and_pop, limit) {
+            (false, None) => as_kept(stealer.steal_batch(&destination)),
+            (false, Some(_)) => as_kept(stealer.steal_batch_with_limit(&destination, limit_used)),
+            (true, None) => as_popped(stealer.steal_batch_and_pop(&destination)),
+            (true, Some(_)) => {
+                as_popped(stealer.steal_batch_with_limit_and_pop(&destination, limit_used))
+            }
+        };
+        let outcome = match result {
+            Steal::Success(kept) => {
+                batches.push(Batch {
+                    entry: log.entries.len(),
+                    positions: before..destination.len(),
+                });
+                Outcome::Stolen(
+                    kept.map(|task| task.id().expect("boxed tasks have ids"))
+                        .into_iter()
+                        .collect(),
+                )
+            }
+            Steal::Empty => Outcome::Empty,
+            Steal::Retry => Outcome::Retry,
+        };
+        log.record(
+            CONCURRENT,
+            Operation::StealBatch {
+                limit: limit_used,
+                and_pop,
+            },
+            outcome,
+        );
     }
-    (steals, destination_pops)
+    (log, batches, destination)
 }
 
-/// The oracle, after the execution, on what was taken and what was dropped.
-fn check(outcome: &Outcome, scenario: &Scenario) {
+fn as_kept(result: Steal<()>) -> Steal<Option<Task>> {
+    match result {
+        Steal::Success(()) => Steal::Success(None),
+        Steal::Empty => Steal::Empty,
+        Steal::Retry => Steal::Retry,
+    }
+}
+
+fn as_popped(result: Steal<Task>) -> Steal<Option<Task>> {
+    match result {
+        Steal::Success(task) => Steal::Success(Some(task)),
+        Steal::Empty => Steal::Empty,
+        Steal::Retry => Steal::Retry,
+    }
+}
+
+/// Drains the thief's destination (oldest first) and appends to each batch
+/// entry the tasks it moved, in the order they were claimed.
+/// `fifo` says which end the destination's `pop` takes.
+fn fill_in_batches(
+    mut log: ThreadLog,
+    batches: &[Batch],
+    destination: &Worker<Task>,
+    fifo: bool,
+) -> ThreadLog {
+    let mut held = Vec::new();
+    while let Some(task) = destination.pop() {
+        held.push(task.id().expect("boxed tasks have ids"));
+    }
+    if !fifo {
+        // A LIFO worker popped its newest first.
+        held.reverse();
+    }
+    for batch in batches {
+        let moved = held
+            .get(batch.positions.clone())
+            .expect("the destination holds every moved task");
+        match &mut log.entries[batch.entry].outcome {
+            Outcome::Stolen(tasks) => tasks.extend_from_slice(moved),
+            other => unreachable!("a batch entry records Stolen, not {other:?}"),
+        }
+    }
+    log
+}
+
+/// Every task made was dropped exactly once, and no other was.
+fn check_exactly_once(tasks_made: u64, scenario: &Scenario) {
     let mut drops: BTreeMap<u64, usize> = BTreeMap::new();
     for dropped in drop_log::take() {
-        let id = dropped.expect("boxed tasks have ids");
-        *drops.entry(id).or_default() += 1;
+        *drops
+            .entry(dropped.expect("boxed tasks have ids"))
+            .or_default() += 1;
     }
-    for id in 0..outcome.tasks_made {
+    for id in 0..tasks_made {
         let count = drops.remove(&id).unwrap_or(0);
         assert_eq!(
             count, 1,
-            "task {id} was dropped {count} times, not once\n{scenario:#?}\n{outcome:#?}"
+            "task {id} was dropped {count} times, not once\n{scenario:#?}"
         );
     }
     assert!(
         drops.is_empty(),
         "tasks that were never made were dropped: {drops:?}"
     );
+}
 
-    let mut taken: BTreeMap<u64, &str> = BTreeMap::new();
-    let parties = std::iter::once(("the owner", &outcome.owner_pops))
-        .chain(
-            outcome
-                .thief_steals
-                .iter()
-                .map(|steals| ("a thief", steals)),
-        )
-        .chain(
-            outcome
-                .thief_destination_pops
-                .iter()
-                .map(|pops| ("a thief's destination", pops)),
-        );
-    for (party, ids) in parties {
-        for &id in ids {
-            if let Some(first) = taken.insert(id, party) {
-                panic!(
-                    "task {id} was taken by {first} and by {party}\n{scenario:#?}\n{outcome:#?}"
-                );
-            }
-            assert!(
-                !outcome.refused.contains(&id),
-                "task {id} was refused by try_push, yet taken"
-            );
-        }
-    }
-
-    let increasing = |ids: &[u64]| ids.windows(2).all(|pair| pair[0] < pair[1]);
-    for steals in &outcome.thief_steals {
-        assert!(
-            increasing(steals),
-            "a thief stole out of order: {steals:?}\n{scenario:#?}"
-        );
-    }
-    if scenario.fifo {
-        assert!(
-            increasing(&outcome.owner_pops),
-            "a FIFO owner popped out of order\n{outcome:#?}"
-        );
+/// The history of the victim deque is linearizable.
+fn check_linearizable(history: &History, scenario: &Scenario) {
+    if chase_lev_tests::check(history).is_err() {
+        let explanation = match chase_lev_tests::explain(history) {
+            Some(explanation) => explanation.to_string(),
+            None => String::from("(the explanation found the history linearizable: checker bug)"),
+        };
+        panic!("not linearizable\n{scenario:#?}\nhistory:\n{history}\n{explanation}");
     }
 }
