@@ -2,8 +2,11 @@
 //! build: std atomics, the real epoch reclamation) and counts tasks taken
 //! twice or lost: the model checker's verdict, confirmed (or not) by the CPU.
 //!
-//! The owner repeatedly pushes two tasks and pops twice, the shape of the
-//! lost-fence race; the thieves steal in a tight loop. Each thread marks the
+//! The owner repeatedly pushes a batch of tasks and pops them all back, so
+//! that its pops keep meeting the thieves near the bottom (with a batch of
+//! 8 and one thief, the missing pop fence shows about a thousand duplicates a
+//! second on this machine; smaller batches give the thief too few chances,
+//! larger ones too few races); the thieves steal in a tight loop. Each thread marks the
 //! ids it takes in its own array (plain memory, no shared counter, so the
 //! bookkeeping adds no fence of its own); the arrays are compared after each
 //! round of ids.
@@ -40,17 +43,28 @@ impl HardwareRun {
     }
 }
 
+/// The shape of a run on real threads.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    /// Thieves, each on its own thread.
+    pub thieves: usize,
+    /// Tasks the owner pushes before popping them all back.
+    pub batch: u64,
+    /// How long to run.
+    pub duration: Duration,
+}
+
 /// Runs the deque weakened by `mutant` (`None`: correct) with one owner and
-/// `thieves` thieves for about `duration`.
-pub fn run(mutant: Option<Mutant>, thieves: usize, duration: Duration) -> HardwareRun {
+/// the thieves of `setup`.
+pub fn run(mutant: Option<Mutant>, setup: Setup) -> HardwareRun {
     let mutant = mutant.map(|mutant| {
         chase_lev_mutants::Mutant::from_name(mutant.name())
             .expect("every mutant exists in the hardware build")
     });
     let started = Instant::now();
     let mut total = HardwareRun::default();
-    while started.elapsed() < duration {
-        let round = run_round(mutant, thieves, started + duration);
+    while started.elapsed() < setup.duration {
+        let round = run_round(mutant, setup, started + setup.duration);
         total.tasks += round.tasks;
         total.taken_twice += round.taken_twice;
         total.lost += round.lost;
@@ -63,15 +77,16 @@ pub fn run(mutant: Option<Mutant>, thieves: usize, duration: Duration) -> Hardwa
 /// One round: ids 1 to `ROUND - 1`, or fewer if the deadline comes first.
 fn run_round(
     mutant: Option<chase_lev_mutants::Mutant>,
-    thieves: usize,
+    setup: Setup,
     deadline: Instant,
 ) -> HardwareRun {
+    let batch = setup.batch.max(1);
     let worker = Worker::<u64>::new_mutant(false, 64, false, mutant);
     let done = AtomicBool::new(false);
     let mut owner_taken = vec![0u8; ROUND];
     let mut pushed = 0u64;
     let thief_takes: Vec<Vec<u8>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..thieves)
+        let handles: Vec<_> = (0..setup.thieves)
             .map(|_| {
                 let stealer = worker.stealer();
                 let done = &done;
@@ -89,14 +104,15 @@ fn run_round(
             })
             .collect();
         let mut next = 1u64;
-        while next + 1 < ROUND as u64 {
+        while next + batch < ROUND as u64 {
             if next % 4096 == 1 && Instant::now() >= deadline {
                 break;
             }
-            worker.push(next);
-            worker.push(next + 1);
-            next += 2;
-            for _ in 0..2 {
+            for offset in 0..batch {
+                worker.push(next + offset);
+            }
+            next += batch;
+            for _ in 0..batch {
                 if let Some(id) = worker.pop() {
                     mark(&mut owner_taken, id);
                 }

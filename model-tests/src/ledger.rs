@@ -15,14 +15,20 @@
 //! dropped twice (a double free for a real task), nothing invented.
 //!
 //! `Empty` (and `None` from the owner's pop) is checked for soundness: it is a
-//! violation if some task was certainly in the deque during the whole call.
-//! A task is certainly there if its push *happens before* the call started,
-//! as the caller knows it (the owner's own earlier pushes; for a thief, the
-//! pushes made before it was spawned), and no operation that removed it had
-//! started before the call ended. Happens-before, not the order of the ledger,
-//! is the right notion for pushes: under C11 a thief may legitimately miss a
-//! push that merely ran earlier. For removals the check counts any that had
-//! started, so it never blames a correct deque for a race it could have lost.
+//! violation if the deque was certainly never empty during the call. The
+//! check uses *happens-before*, not the order of the ledger, for pushes:
+//! under C11 a thief may legitimately miss a push that merely ran earlier.
+//! A task is known to a call if its push happens before the call started (the
+//! owner's own earlier pushes; for a thief, the pushes made before it was
+//! spawned). If `Empty` is right, every known task was removed by an
+//! operation that started before the call ended, every task known to *that*
+//! removal must have been removed before the call ended too, and so on: a
+//! task reached this way that nobody had started removing by the end of the
+//! call proves the deque was never empty (see
+//! `certainly_non_empty_throughout`; this catches write-to-read causality,
+//! where a thief sees another operation's removal but not the push before
+//! it). Removals count as soon as they start, so the check never blames a
+//! correct deque for a race it could have lost.
 //! A refused `try_push` (bounded worker) is checked the same way: it is a
 //! violation if the owner's own count, which thieves can only lower, was
 //! below the bound; an accepted push is a violation if the deque certainly
@@ -44,10 +50,12 @@ impl Drop for Task {
         LEDGER.with(|ledger| {
             let mut ledger = ledger.borrow_mut();
             let now = ledger.tick();
+            // Every push happens before the drop of the last handle.
             ledger.removals.push(Removal {
                 id: self.0,
                 by: "the deque's drop".into(),
                 started: now,
+                known_pushed_before: now,
             });
         });
     }
@@ -68,27 +76,21 @@ pub struct Operation {
     who: String,
     what: &'static str,
     started: Mark,
-}
-
-impl Operation {
-    /// When the operation started; the caller's own earlier pushes were
-    /// recorded before this mark.
-    pub fn started(&self) -> Mark {
-        self.started
-    }
+    /// Pushes recorded before this mark happen before the operation.
+    known_pushed_before: Mark,
 }
 
 struct Removal {
     id: u64,
     by: String,
     started: Mark,
+    /// Pushes recorded before this mark happen before the removal.
+    known_pushed_before: Mark,
 }
 
 struct EmptyClaim {
     operation: Operation,
     ended: Mark,
-    /// Pushes that happen before the call: those recorded before this mark.
-    known_pushed_before: Mark,
 }
 
 struct PushAttempt {
@@ -137,11 +139,18 @@ pub fn now() -> Mark {
 }
 
 /// Records the start of an operation.
-pub fn begin(who: &str, what: &'static str) -> Operation {
-    with(|ledger| Operation {
-        who: who.to_string(),
-        what,
-        started: ledger.tick(),
+/// Records the start of an operation. `known_pushed_before` is the mark
+/// before which pushes happen before it: `None` for the owner (all its own
+/// earlier pushes), a thief's spawn mark for a thief.
+pub fn begin(who: &str, what: &'static str, known_pushed_before: Option<Mark>) -> Operation {
+    with(|ledger| {
+        let started = ledger.tick();
+        Operation {
+            who: who.to_string(),
+            what,
+            started,
+            known_pushed_before: known_pushed_before.unwrap_or(started),
+        }
     })
 }
 
@@ -189,20 +198,16 @@ pub fn took(operation: &Operation, task: Task) {
             id,
             by: format!("{}'s {}", operation.who, operation.what),
             started: operation.started,
+            known_pushed_before: operation.known_pushed_before,
         })
     });
 }
 
-/// Records that `operation` reported an empty deque; `known_pushed_before`
-/// is the mark before which pushes happen before the operation.
-pub fn returned_empty(operation: Operation, known_pushed_before: Mark) {
+/// Records that `operation` reported an empty deque.
+pub fn returned_empty(operation: Operation) {
     with(|ledger| {
         let ended = ledger.tick();
-        ledger.empties.push(EmptyClaim {
-            operation,
-            ended,
-            known_pushed_before,
-        });
+        ledger.empties.push(EmptyClaim { operation, ended });
     });
 }
 
@@ -256,16 +261,9 @@ fn verify_ledger(ledger: &Ledger) -> Result<(), Violation> {
         }
     }
     for claim in &ledger.empties {
-        let certainly_present = ledger.pushed.iter().find(|&&(id, pushed_at)| {
-            pushed_at < claim.known_pushed_before
-                && !ledger
-                    .removals
-                    .iter()
-                    .any(|removal| removal.id == id && removal.started < claim.ended)
-        });
-        if let Some(&(id, _)) = certainly_present {
+        if let Some(chain) = certainly_non_empty_throughout(ledger, claim) {
             return Err(Violation(format!(
-                "{}'s {} reported an empty deque, but task {id} was in it during the whole call",
+                "{}'s {} reported an empty deque, but it was never empty during the call: {chain}",
                 claim.operation.who, claim.operation.what
             )));
         }
@@ -305,13 +303,58 @@ fn verify_ledger(ledger: &Ledger) -> Result<(), Violation> {
     Ok(())
 }
 
+/// Whether the deque certainly held a task at every moment of the call that
+/// reported `Empty`; if so, the chain of tasks that shows it.
+///
+/// In any linearization that respects happens-before, `Empty` takes effect at
+/// a point `L` inside the call. Every task whose push happens before the call
+/// must have been removed before `L`, so its removal started before the call
+/// ended. And every task whose push happens before such a removal was pushed
+/// before `L` too, so it must also have been removed before `L`, and so on.
+/// If some task reached this way was not being removed by the end of the
+/// call (its removal started later, or never), no such `L` exists.
+fn certainly_non_empty_throughout(ledger: &Ledger, claim: &EmptyClaim) -> Option<String> {
+    // (task, why it had to be gone before the `Empty`)
+    let mut to_visit: Vec<(u64, String)> = ledger
+        .pushed
+        .iter()
+        .filter(|&&(_, at)| at < claim.operation.known_pushed_before)
+        .map(|&(id, _)| (id, "pushed before the call started".to_string()))
+        .collect();
+    let mut visited = Vec::new();
+    while let Some((id, reason)) = to_visit.pop() {
+        if visited.contains(&id) {
+            continue;
+        }
+        visited.push(id);
+        let removal = ledger
+            .removals
+            .iter()
+            .find(|removal| removal.id == id && removal.started < claim.ended);
+        let Some(removal) = removal else {
+            return Some(format!(
+                "task {id} ({reason}) was still in it when the call returned"
+            ));
+        };
+        for &(later, at) in &ledger.pushed {
+            if at < removal.known_pushed_before && !visited.contains(&later) {
+                to_visit.push((
+                    later,
+                    format!("pushed before {} began removing task {id}", removal.by),
+                ));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     //! The checker is proved by catching planted bugs, without any deque.
     use super::*;
 
     fn take(who: &str, what: &'static str, id: u64) {
-        let operation = begin(who, what);
+        let operation = begin(who, what, None);
         took(&operation, Task(id));
     }
 
@@ -322,8 +365,8 @@ mod tests {
         pushed(2);
         take("owner", "pop", 2);
         take("thief", "steal", 1);
-        let operation = begin("owner", "pop");
-        returned_empty(operation, now());
+        let operation = begin("owner", "pop", None);
+        returned_empty(operation);
         assert_eq!(verify(), Ok(()));
     }
 
@@ -376,10 +419,13 @@ mod tests {
         reset();
         pushed(1);
         let spawned = now();
-        let steal = begin("thief", "steal");
-        returned_empty(steal, spawned);
+        let steal = begin("thief", "steal", Some(spawned));
+        returned_empty(steal);
         take("owner", "pop", 1);
-        assert!(verify().unwrap_err().0.contains("reported an empty deque"));
+        assert!(verify()
+            .unwrap_err()
+            .0
+            .contains("never empty during the call"));
     }
 
     #[test]
@@ -387,9 +433,9 @@ mod tests {
         reset();
         pushed(1);
         let spawned = now();
-        let pop = begin("owner", "pop");
-        let steal = begin("thief", "steal");
-        returned_empty(steal, spawned);
+        let pop = begin("owner", "pop", None);
+        let steal = begin("thief", "steal", Some(spawned));
+        returned_empty(steal);
         took(&pop, Task(1));
         assert_eq!(verify(), Ok(()));
     }
@@ -399,9 +445,44 @@ mod tests {
         reset();
         let spawned = now();
         pushed(1);
-        let steal = begin("thief", "steal");
-        returned_empty(steal, spawned);
+        let steal = begin("thief", "steal", Some(spawned));
+        returned_empty(steal);
         take("owner", "pop", 1);
+        assert_eq!(verify(), Ok(()));
+    }
+
+    #[test]
+    fn empty_is_reported_when_a_removal_was_preceded_by_a_push_still_there() {
+        // Write-to-read causality: the thief knows task 1; task 1's remover
+        // knew task 2, which nobody was removing when the thief said Empty.
+        reset();
+        pushed(1);
+        let spawned = now();
+        pushed(2);
+        let pop = begin("owner", "pop", None);
+        let steal = begin("thief", "steal", Some(spawned));
+        returned_empty(steal);
+        took(&pop, Task(1));
+        take("owner", "pop", 2);
+        let violation = verify().unwrap_err().0;
+        assert!(
+            violation.contains("task 2 (pushed before owner's pop began removing task 1)"),
+            "{violation}"
+        );
+    }
+
+    #[test]
+    fn empty_is_allowed_when_every_task_in_the_chain_was_being_removed() {
+        reset();
+        pushed(1);
+        let spawned = now();
+        pushed(2);
+        let first = begin("owner", "pop", None);
+        let second = begin("thief 2", "steal", Some(spawned));
+        let steal = begin("thief", "steal", Some(spawned));
+        returned_empty(steal);
+        took(&first, Task(1));
+        took(&second, Task(2));
         assert_eq!(verify(), Ok(()));
     }
 
@@ -409,7 +490,7 @@ mod tests {
     fn a_full_report_below_the_bound_is_reported() {
         reset();
         pushed(1);
-        let push = begin("owner", "try_push");
+        let push = begin("owner", "try_push", None);
         push_attempted(push, 2, 2, Some(Task(2)));
         take("owner", "pop", 1);
         assert!(verify().unwrap_err().0.contains("refused as full"));
@@ -419,7 +500,7 @@ mod tests {
     fn a_push_beyond_the_bound_is_reported() {
         reset();
         pushed(1);
-        let push = begin("owner", "try_push");
+        let push = begin("owner", "try_push", None);
         push_attempted(push, 2, 1, None);
         take("owner", "pop", 2);
         take("owner", "pop", 1);

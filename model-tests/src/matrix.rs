@@ -67,6 +67,13 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         Mutant::FifoCasSeqCst => Some(Argument::ArguedSafe(
             "proofs-notes/obligations.md#fifo-cas-seqcst",
         )),
+        // Buffers never wrap: after the thief's CAS claimed index t, no
+        // thread writes t's slot in that buffer again (the owner only
+        // rewrites an index it popped itself), and the buffer outlives the
+        // steal (pinned, or kept by the model build).
+        Mutant::ReadAfterCas => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#read-after-cas",
+        )),
         _ => None,
     }
 }

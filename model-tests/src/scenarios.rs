@@ -98,6 +98,20 @@ pub const ALL: &[Scenario] = &[
         body: drop_with_tasks_while_a_stealer_lives_on,
     },
     Scenario {
+        name: "fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it",
+        family: 6,
+        threads: 2,
+        preemption_bound: None,
+        body: fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it,
+    },
+    Scenario {
+        name: "thief_that_sees_another_thiefs_steal_sees_the_push_before_it",
+        family: 2,
+        threads: 3,
+        preemption_bound: None,
+        body: thief_that_sees_another_thiefs_steal_sees_the_push_before_it,
+    },
+    Scenario {
         name: "pop_pop_against_two_thieves",
         family: 2,
         threads: 3,
@@ -182,7 +196,7 @@ impl Owner {
 
     fn try_push(&self, id: u64, bound: usize) {
         self.note(|| format!("owner calls try_push(task {id})"));
-        let operation = ledger::begin("owner", "try_push");
+        let operation = ledger::begin("owner", "try_push", None);
         let result = self.worker.try_push(Task(id));
         self.note(|| {
             format!(
@@ -195,7 +209,7 @@ impl Owner {
 
     fn pop(&self) {
         self.note(|| "owner calls pop()".into());
-        let operation = ledger::begin("owner", "pop");
+        let operation = ledger::begin("owner", "pop", None);
         match self.worker.pop() {
             Some(task) => {
                 self.note(|| format!("owner's pop returns Some({task:?})"));
@@ -203,9 +217,7 @@ impl Owner {
             }
             None => {
                 self.note(|| "owner's pop returns None".into());
-                // The owner's own pushes happen before its pop.
-                let started = operation.started();
-                ledger::returned_empty(operation, started);
+                ledger::returned_empty(operation);
             }
         }
     }
@@ -259,7 +271,7 @@ impl Thief {
 
     fn steal(&self) {
         self.note(|| format!("{} calls steal()", self.name));
-        let operation = ledger::begin(self.name, "steal");
+        let operation = ledger::begin(self.name, "steal", Some(self.known_pushed_before));
         match self.stealer.steal() {
             Steal::Success(task) => {
                 self.note(|| format!("{}'s steal returns Success({task:?})", self.name));
@@ -267,7 +279,7 @@ impl Thief {
             }
             Steal::Empty => {
                 self.note(|| format!("{}'s steal returns Empty", self.name));
-                ledger::returned_empty(operation, self.known_pushed_before);
+                ledger::returned_empty(operation);
             }
             Steal::Retry => self.note(|| format!("{}'s steal returns Retry", self.name)),
         }
@@ -290,14 +302,14 @@ impl Thief {
     fn steal_batch(&self, mutant: Option<Mutant>, fifo: bool) {
         let destination = self.destination(mutant, fifo);
         self.note(|| format!("{} calls steal_batch()", self.name));
-        let operation = ledger::begin(self.name, "steal_batch");
+        let operation = ledger::begin(self.name, "steal_batch", Some(self.known_pushed_before));
         match self.stealer.steal_batch(&destination) {
             Steal::Success(()) => {
                 self.note(|| format!("{}'s steal_batch returns Success", self.name))
             }
             Steal::Empty => {
                 self.note(|| format!("{}'s steal_batch returns Empty", self.name));
-                ledger::returned_empty(operation.clone(), self.known_pushed_before);
+                ledger::returned_empty(operation.clone());
             }
             Steal::Retry => self.note(|| format!("{}'s steal_batch returns Retry", self.name)),
         }
@@ -307,7 +319,11 @@ impl Thief {
     fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
         let destination = self.destination(mutant, fifo);
         self.note(|| format!("{} calls steal_batch_and_pop()", self.name));
-        let operation = ledger::begin(self.name, "steal_batch_and_pop");
+        let operation = ledger::begin(
+            self.name,
+            "steal_batch_and_pop",
+            Some(self.known_pushed_before),
+        );
         match self.stealer.steal_batch_and_pop(&destination) {
             Steal::Success(task) => {
                 self.note(|| {
@@ -320,7 +336,7 @@ impl Thief {
             }
             Steal::Empty => {
                 self.note(|| format!("{}'s steal_batch_and_pop returns Empty", self.name));
-                ledger::returned_empty(operation.clone(), self.known_pushed_before);
+                ledger::returned_empty(operation.clone());
             }
             Steal::Retry => {
                 self.note(|| format!("{}'s steal_batch_and_pop returns Retry", self.name))
@@ -385,6 +401,21 @@ fn pop_pop_against_two_thieves(mutant: Option<Mutant>) {
     owner.pop();
     owner.pop();
     owner.finish(vec![first, second]);
+}
+
+/// Write-to-read causality through a thief's CAS: thief 1 starts knowing
+/// task 1; the owner pushes task 2 and starts thief 2, which steals task 1.
+/// If thief 1 then reads the `top` thief 2's CAS wrote, it must also see
+/// task 2 (the CAS's release, thief 1's fence): the deque was never empty
+/// since thief 1 started, and `Empty` would be a lie. (The ledger's `Empty`
+/// check follows exactly this chain: task 1 known, its remover knew task 2.)
+fn thief_that_sees_another_thiefs_steal_sees_the_push_before_it(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    owner.push(1);
+    let knows_task_1 = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.push(2);
+    let knows_both = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.finish(vec![knows_task_1, knows_both]);
 }
 
 // ---------------------------------------------------------------------------
@@ -520,6 +551,18 @@ fn fifo_push_push_pop_pop_against_steal_steal(mutant: Option<Mutant>) {
     owner.push(1);
     owner.push(2);
     owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// Write-to-read causality through the FIFO owner's CAS: the thief starts
+/// knowing task 1; the owner pushes task 2 and pops task 1 with its CAS. A
+/// thief that reads the `top` of that CAS must also see task 2.
+fn fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    owner.push(1);
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.push(2);
     owner.pop();
     owner.finish(vec![thief]);
 }

@@ -38,7 +38,7 @@ fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
 
 fn print_line(scenario: &Scenario, exploration: &Exploration) {
     println!(
-        "{:<52} family {}  {} threads  {:<19} {:>8} interleavings  {:>7.2} s  {}",
+        "{:<62} family {}  {} threads  {:<19} {:>8} interleavings  {:>7.2} s  {}",
         scenario.name,
         scenario.family,
         scenario.threads,
@@ -75,7 +75,10 @@ fn the_suite_still_kills_the_missing_pop_fence() -> bool {
 }
 
 fn main() -> ExitCode {
-    // Loom reports failures by panicking; the suite prints its own summary.
+    // Loom reports a failing execution by panicking; the suite prints the
+    // violation itself, so the default hook's message and backtrace would
+    // only repeat it.
+    std::panic::set_hook(Box::new(|_| {}));
     println!("loom model suite (the correct deque)");
     let suite_passed = every_scenario_keeps_every_promise_of_the_correct_deque();
     let canary_alive = the_suite_still_kills_the_missing_pop_fence();

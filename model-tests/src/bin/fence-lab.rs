@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p model-tests --bin fence-lab -- take-fence
-//! cargo run --release -p model-tests --bin fence-lab -- take-fence --hardware [--seconds 3] [--thieves 1]
+//! cargo run --release -p model-tests --bin fence-lab -- take-fence --hardware [--seconds 3] [--thieves 1] [--batch 8]
 //! cargo run --release -p model-tests --bin fence-lab -- --list
 //! ```
 //!
@@ -19,7 +19,7 @@ use std::time::Duration;
 use model_tests::counterexample;
 use model_tests::evidence;
 use model_tests::explore;
-use model_tests::hardware;
+use model_tests::hardware::{self, Setup};
 use model_tests::lessons::lesson;
 use model_tests::matrix::survivor_argument;
 use model_tests::on_loom::scenarios;
@@ -31,6 +31,7 @@ struct Options {
     hardware: bool,
     seconds: u64,
     thieves: usize,
+    batch: u64,
 }
 
 fn parse() -> Result<Options, String> {
@@ -40,6 +41,7 @@ fn parse() -> Result<Options, String> {
         hardware: false,
         seconds: 3,
         thieves: 1,
+        batch: 8,
     };
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
@@ -48,6 +50,7 @@ fn parse() -> Result<Options, String> {
             "--hardware" => options.hardware = true,
             "--seconds" => options.seconds = number(arguments.next(), "--seconds")?,
             "--thieves" => options.thieves = number(arguments.next(), "--thieves")?,
+            "--batch" => options.batch = number(arguments.next(), "--batch")?,
             name => {
                 options.mutant = Some(
                     Mutant::from_name(name)
@@ -96,11 +99,12 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let killed = model_check(mutant);
     if options.hardware {
-        on_hardware(
-            mutant,
-            options.thieves,
-            Duration::from_secs(options.seconds),
-        );
+        let setup = Setup {
+            thieves: options.thieves,
+            batch: options.batch,
+            duration: Duration::from_secs(options.seconds),
+        };
+        on_hardware(mutant, setup);
     }
     if killed || survivor_argument(mutant).is_some() {
         ExitCode::SUCCESS
@@ -174,14 +178,16 @@ fn model_check(mutant: Mutant) -> bool {
     false
 }
 
-fn on_hardware(mutant: Mutant, thieves: usize, duration: Duration) {
+fn on_hardware(mutant: Mutant, setup: Setup) {
     println!(
-        "3. on this machine's threads ({} owner + {thieves} thief, {} s each, std atomics):",
-        1,
-        duration.as_secs()
+        "3. on this machine's threads: 1 owner pushing {} tasks then popping them all, {} thief(s) stealing \
+         in a loop, {} s each, std atomics:",
+        setup.batch,
+        setup.thieves,
+        setup.duration.as_secs()
     );
     for (label, which) in [(mutant.name(), Some(mutant)), ("correct deque", None)] {
-        let run = hardware::run(which, thieves, duration);
+        let run = hardware::run(which, setup);
         println!(
             "   {:<24} {:>11} tasks  {:>8} taken twice ({:>10.1}/s)  {:>6} lost  {:>6} read unwritten",
             label,
