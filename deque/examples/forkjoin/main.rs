@@ -7,7 +7,8 @@
 //! `cargo run --release -p chase-lev --example forkjoin`
 //!
 //! Environment: `FORKJOIN_THREADS` (default: the available parallelism),
-//! `FORKJOIN_RUNS` (timed runs per figure, the best is kept; default 3),
+//! `FORKJOIN_RUNS` (timed runs per figure, interleaved, the best is kept;
+//! default 5),
 //! `FORKJOIN_SORT_LEN` (default 10000000), `FORKJOIN_FIB_N` (default 36),
 //! `FORKJOIN_TREE_NODES` (default 2000000), `FORKJOIN_SWEEP_LEN` (elements
 //! sorted in the sweep; default 2000000).
@@ -30,23 +31,25 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The best of `runs` timed runs (the machine is shared: the minimum is the
-/// least disturbed figure), with `prepare` outside the timing.
-fn best_of<P, R>(
-    runs: usize,
-    mut prepare: impl FnMut() -> P,
-    mut run: impl FnMut(P) -> R,
-) -> (Duration, R) {
-    let mut best = Duration::MAX;
-    let mut last = None;
+/// Runs every contender `runs` times in rotation (serial, chase-lev, rayon,
+/// serial, ...) so that a burst of load from the machine's other users hits
+/// them alike, and keeps each one's best time (the least disturbed). Each
+/// contender prepares its input, times its run and checks its result itself.
+fn race(runs: usize, contenders: &mut [&mut dyn FnMut() -> Duration]) -> Vec<Duration> {
+    let mut best = vec![Duration::MAX; contenders.len()];
     for _ in 0..runs.max(1) {
-        let input = prepare();
-        let start = Instant::now();
-        let result = run(input);
-        best = best.min(start.elapsed());
-        last = Some(result);
+        for (index, contender) in contenders.iter_mut().enumerate() {
+            best[index] = best[index].min(contender());
+        }
     }
-    (best, last.expect("at least one run"))
+    best
+}
+
+/// The time `run` takes.
+fn timed<R>(run: impl FnOnce() -> R) -> (Duration, R) {
+    let start = Instant::now();
+    let result = run();
+    (start.elapsed(), result)
 }
 
 fn milliseconds(duration: Duration) -> f64 {
@@ -114,7 +117,7 @@ fn main() {
         "FORKJOIN_THREADS",
         std::thread::available_parallelism().map_or(2, |n| n.get()),
     );
-    let runs = env_usize("FORKJOIN_RUNS", 3);
+    let runs = env_usize("FORKJOIN_RUNS", 5);
     let sort_len = env_usize("FORKJOIN_SORT_LEN", 10_000_000);
     let fib_n = env_usize("FORKJOIN_FIB_N", 36) as u32;
     let tree_nodes = env_usize("FORKJOIN_TREE_NODES", 2_000_000);
@@ -130,26 +133,31 @@ fn main() {
     // fib ---------------------------------------------------------------------
     let fib_cutoff = 20;
     let expected = fib_serial(fib_n);
-    let (serial, _) = best_of(runs, || (), |()| fib_serial(fib_n));
-    let ((ours_time, value), stats) = counted(&ours, || {
-        best_of(
+    let (times, stats) = counted(&ours, || {
+        race(
             runs,
-            || (),
-            |()| ours.install(|| fib(ChaseLevJoin, fib_n, fib_cutoff)),
+            &mut [
+                &mut || timed(|| fib_serial(fib_n)).0,
+                &mut || {
+                    let (time, value) =
+                        timed(|| ours.install(|| fib(ChaseLevJoin, fib_n, fib_cutoff)));
+                    assert_eq!(value, expected, "fib on the chase-lev pool");
+                    time
+                },
+                &mut || {
+                    let (time, value) =
+                        timed(|| rayon.install(|| fib(RayonJoin, fib_n, fib_cutoff)));
+                    assert_eq!(value, expected, "fib on rayon");
+                    time
+                },
+            ],
         )
     });
-    assert_eq!(value, expected, "fib on the chase-lev pool");
-    let (rayon_time, value) = best_of(
-        runs,
-        || (),
-        |()| rayon.install(|| fib(RayonJoin, fib_n, fib_cutoff)),
-    );
-    assert_eq!(value, expected, "fib on rayon");
     rows.push(Row {
         workload: format!("fib({fib_n}), cutoff {fib_cutoff}"),
-        serial,
-        ours: ours_time,
-        rayon: rayon_time,
+        serial: times[0],
+        ours: times[1],
+        rayon: times[2],
         stats,
     });
 
@@ -158,63 +166,72 @@ fn main() {
     let input = random_values(sort_len, 42);
     let mut sorted = input.clone();
     sorted.sort_unstable();
-    let (serial, _) = best_of(
-        runs,
-        || input.clone(),
-        |mut values| quicksort(Serial, &mut values, sort_cutoff),
-    );
-    let ((ours_time, values), stats) = counted(&ours, || {
-        best_of(
+    let (times, stats) = counted(&ours, || {
+        race(
             runs,
-            || input.clone(),
-            |mut values| {
-                ours.install(|| quicksort(ChaseLevJoin, &mut values, sort_cutoff));
-                values
-            },
+            &mut [
+                &mut || {
+                    let mut values = input.clone();
+                    let (time, ()) = timed(|| quicksort(Serial, &mut values, sort_cutoff));
+                    assert!(values == sorted, "serial quicksort");
+                    time
+                },
+                &mut || {
+                    let mut values = input.clone();
+                    let (time, ()) = timed(|| {
+                        ours.install(|| quicksort(ChaseLevJoin, &mut values, sort_cutoff))
+                    });
+                    assert!(values == sorted, "quicksort on the chase-lev pool");
+                    time
+                },
+                &mut || {
+                    let mut values = input.clone();
+                    let (time, ()) =
+                        timed(|| rayon.install(|| quicksort(RayonJoin, &mut values, sort_cutoff)));
+                    assert!(values == sorted, "quicksort on rayon");
+                    time
+                },
+            ],
         )
     });
-    assert!(values == sorted, "quicksort on the chase-lev pool");
-    let (rayon_time, values) = best_of(
-        runs,
-        || input.clone(),
-        |mut values| {
-            rayon.install(|| quicksort(RayonJoin, &mut values, sort_cutoff));
-            values
-        },
-    );
-    assert!(values == sorted, "quicksort on rayon");
     rows.push(Row {
         workload: format!("quicksort {sort_len}, cutoff {sort_cutoff}"),
-        serial,
-        ours: ours_time,
-        rayon: rayon_time,
+        serial: times[0],
+        ours: times[1],
+        rayon: times[2],
         stats,
     });
-    drop((input, sorted, values));
+    drop((input, sorted));
 
     // unbalanced tree ---------------------------------------------------------
     let tree_cutoff = 4_096;
     let tree = Tree::build(tree_nodes, &mut workloads::Random::new(7));
-    let (serial, expected) = best_of(runs, || (), |()| tree_sum(Serial, &tree, usize::MAX));
-    let ((ours_time, value), stats) = counted(&ours, || {
-        best_of(
+    let expected = tree_sum(Serial, &tree, usize::MAX);
+    let (times, stats) = counted(&ours, || {
+        race(
             runs,
-            || (),
-            |()| ours.install(|| tree_sum(ChaseLevJoin, &tree, tree_cutoff)),
+            &mut [
+                &mut || timed(|| tree_sum(Serial, &tree, usize::MAX)).0,
+                &mut || {
+                    let (time, value) =
+                        timed(|| ours.install(|| tree_sum(ChaseLevJoin, &tree, tree_cutoff)));
+                    assert_eq!(value, expected, "tree sum on the chase-lev pool");
+                    time
+                },
+                &mut || {
+                    let (time, value) =
+                        timed(|| rayon.install(|| tree_sum(RayonJoin, &tree, tree_cutoff)));
+                    assert_eq!(value, expected, "tree sum on rayon");
+                    time
+                },
+            ],
         )
     });
-    assert_eq!(value, expected, "tree sum on the chase-lev pool");
-    let (rayon_time, value) = best_of(
-        runs,
-        || (),
-        |()| rayon.install(|| tree_sum(RayonJoin, &tree, tree_cutoff)),
-    );
-    assert_eq!(value, expected, "tree sum on rayon");
     rows.push(Row {
         workload: format!("tree sum {tree_nodes} nodes, cutoff {tree_cutoff}"),
-        serial,
-        ours: ours_time,
-        rayon: rayon_time,
+        serial: times[0],
+        ours: times[1],
+        rayon: times[2],
         stats,
     });
     workloads::drop_tree(tree);
@@ -237,70 +254,64 @@ fn main() {
     let input = random_values(sweep_len, 43);
     let per_element = |duration: Duration| duration.as_secs_f64() * 1e9 / sweep_len as f64;
     for cutoff in [64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576] {
-        let (serial, _) = best_of(
-            runs,
-            || input.clone(),
-            |mut values| quicksort(Serial, &mut values, cutoff),
-        );
-        let ((ours_time, _), stats) = counted(&ours, || {
-            best_of(
+        let (times, stats) = counted(&ours, || {
+            race(
                 runs,
-                || input.clone(),
-                |mut values| ours.install(|| quicksort(ChaseLevJoin, &mut values, cutoff)),
+                &mut [
+                    &mut || timed(|| quicksort(Serial, &mut input.clone(), cutoff)).0,
+                    &mut || {
+                        let mut values = input.clone();
+                        timed(|| ours.install(|| quicksort(ChaseLevJoin, &mut values, cutoff))).0
+                    },
+                    &mut || {
+                        let mut values = input.clone();
+                        timed(|| rayon.install(|| quicksort(RayonJoin, &mut values, cutoff))).0
+                    },
+                ],
             )
         });
-        let (rayon_time, _) = best_of(
-            runs,
-            || input.clone(),
-            |mut values| rayon.install(|| quicksort(RayonJoin, &mut values, cutoff)),
-        );
         println!(
             "| {:>9} | {:>9.2} | {:>9.2} | {:>9.2} | {:>7} |",
             cutoff,
-            per_element(serial),
-            per_element(ours_time),
-            per_element(rayon_time),
+            per_element(times[0]),
+            per_element(times[1]),
+            per_element(times[2]),
             stats.steals
         );
     }
 
     let sweep_n = fib_n.min(32);
     let calls = fib_calls(sweep_n) as f64;
+    let per_call = |duration: Duration| duration.as_secs_f64() * 1e9 / calls;
     println!();
     println!(
         "Grain-size sweep, fib({sweep_n}): ns per call of the serial recursion against the cutoff"
     );
     println!(
-        "| {:>9} | {:>9} | {:>9} | {:>7} |",
-        "cutoff", "chase-lev", "rayon", "steals"
+        "| {:>9} | {:>9} | {:>9} | {:>9} | {:>7} |",
+        "cutoff", "serial", "chase-lev", "rayon", "steals"
     );
-    println!("|{:->11}|{:->11}|{:->11}|{:->9}|", "", "", "", "");
-    let (serial, _) = best_of(runs, || (), |()| fib_serial(sweep_n));
     println!(
-        "| {:>9} | {:>9.2} | {:>9.2} | {:>7} |",
-        "serial",
-        serial.as_secs_f64() * 1e9 / calls,
-        serial.as_secs_f64() * 1e9 / calls,
-        0
+        "|{:->11}|{:->11}|{:->11}|{:->11}|{:->9}|",
+        "", "", "", "", ""
     );
     for cutoff in [2, 6, 10, 14, 18, 22, 26] {
-        let ((ours_time, _), stats) = counted(&ours, || {
-            best_of(
+        let (times, stats) = counted(&ours, || {
+            race(
                 runs,
-                || (),
-                |()| ours.install(|| fib(ChaseLevJoin, sweep_n, cutoff)),
+                &mut [
+                    &mut || timed(|| fib_serial(sweep_n)).0,
+                    &mut || timed(|| ours.install(|| fib(ChaseLevJoin, sweep_n, cutoff))).0,
+                    &mut || timed(|| rayon.install(|| fib(RayonJoin, sweep_n, cutoff))).0,
+                ],
             )
         });
-        let (rayon_time, _) = best_of(
-            runs,
-            || (),
-            |()| rayon.install(|| fib(RayonJoin, sweep_n, cutoff)),
-        );
         println!(
-            "| {:>9} | {:>9.2} | {:>9.2} | {:>7} |",
+            "| {:>9} | {:>9.2} | {:>9.2} | {:>9.2} | {:>7} |",
             cutoff,
-            ours_time.as_secs_f64() * 1e9 / calls,
-            rayon_time.as_secs_f64() * 1e9 / calls,
+            per_call(times[0]),
+            per_call(times[1]),
+            per_call(times[2]),
             stats.steals
         );
     }
