@@ -1,20 +1,118 @@
-//! The sync shim: the only module that knows whether atomics, fences, `Arc`
-//! and buffer reclamation come from `std` + `crossbeam-epoch` or from `loom`.
+//! The sync shim: the only module that knows where atomics, fences, `Arc`,
+//! slot cells and buffer reclamation come from.
 //!
-//! The chase-lev crate itself is always built against `std`. The internal
-//! packages `model-tests/builds/loom` and `model-tests/builds/shuttle` compile
-//! the same source with `--cfg chase_lev_loom` or `--cfg chase_lev_shuttle`
-//! (set by their build scripts, never by a cargo feature), which swap in the
-//! model checker's types.
+//! The chase-lev crate is built against `std` and `crossbeam-epoch`. The
+//! internal packages under `model-tests/builds/` compile the same source with
+//! `--cfg chase_lev_loom` or `--cfg chase_lev_shuttle` (set by their build
+//! scripts, never by a cargo feature), which swap in the model checker's
+//! types. `--cfg chase_lev_retain_buffers` (set by hand, for the
+//! Stacked-Borrows miri run of `.ci/run`) keeps std atomics but replaces the
+//! epoch by keeping retired buffers until the deque drops, like the model
+//! builds do.
 
 #[cfg(all(chase_lev_loom, chase_lev_shuttle))]
 compile_error!("a build is either a loom build or a shuttle build");
 
-#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-mod backend {
-    pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicPtr, Ordering};
-    pub(crate) use std::sync::Arc;
+// ---------------------------------------------------------------- atomics --
 
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+pub(crate) use std::sync::{
+    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    Arc,
+};
+
+#[cfg(chase_lev_loom)]
+pub(crate) use loom::sync::{
+    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    Arc,
+};
+
+#[cfg(chase_lev_shuttle)]
+pub(crate) use shuttle::sync::{
+    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    Arc,
+};
+
+// ------------------------------------------------------------- slot cells --
+
+/// The cell type behind a slot: loom's checks every access for causality.
+#[cfg(chase_lev_loom)]
+use loom::cell::UnsafeCell as UnsafeSlotCell;
+
+/// A plain cell with loom's interface (std has no checks to make; shuttle is
+/// sequentially consistent and has no cell type).
+#[cfg(not(chase_lev_loom))]
+struct UnsafeSlotCell<T>(core::cell::UnsafeCell<T>);
+
+#[cfg(not(chase_lev_loom))]
+impl<T> UnsafeSlotCell<T> {
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    #[inline(always)]
+    fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// One slot of a buffer: plain memory, since no slot is ever read and
+/// written at the same time (proofs-notes/reclamation.md#no-wrap).
+pub(crate) struct SlotCell<T>(UnsafeSlotCell<core::mem::MaybeUninit<T>>);
+
+impl<T> SlotCell<T> {
+    /// `capacity` slots, uninitialised (zero-sized for a zero-sized `T`,
+    /// whatever the capacity). The mutant builds zero them, so that a mutant
+    /// that reads a slot nobody wrote reads a recognisable 0.
+    #[cfg(not(chase_lev_loom))]
+    pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
+        let mut slots = Vec::<SlotCell<T>>::with_capacity(capacity);
+        #[cfg(chase_lev_mutants)]
+        // SAFETY: the allocation holds `capacity` slots.
+        unsafe {
+            core::ptr::write_bytes(slots.as_mut_ptr(), 0, capacity)
+        };
+        // SAFETY: a `SlotCell` is an `UnsafeCell<MaybeUninit<T>>`, which may
+        // hold any bytes or none, and the capacity is allocated.
+        unsafe { slots.set_len(capacity) };
+        slots.into_boxed_slice()
+    }
+
+    /// Loom tracks each cell: they are created one by one (and zeroed).
+    #[cfg(chase_lev_loom)]
+    pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
+        (0..capacity)
+            .map(|_| SlotCell(UnsafeSlotCell::new(core::mem::MaybeUninit::zeroed())))
+            .collect()
+    }
+
+    /// # Safety
+    /// No other thread writes this slot concurrently.
+    #[inline(always)]
+    pub(crate) unsafe fn read(&self) -> core::mem::MaybeUninit<T> {
+        // SAFETY: the cell is valid for reads and, by the caller, not written
+        // concurrently (loom checks it). `MaybeUninit` copies every byte as
+        // it is: padding, pointers' provenance and all.
+        self.0.with(|slot| unsafe { slot.read() })
+    }
+
+    /// # Safety
+    /// No other thread reads or writes this slot concurrently.
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, value: core::mem::MaybeUninit<T>) {
+        // SAFETY: the cell is valid for writes and, by the caller, not
+        // accessed concurrently (loom checks it).
+        self.0.with_mut(|slot| unsafe { slot.write(value) })
+    }
+}
+
+// ----------------------------------------------------------- reclamation --
+
+/// Frees retired buffers with crossbeam-epoch: a buffer is freed once every
+/// thread that was pinned when it was retired has unpinned.
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle, chase_lev_retain_buffers)))]
+mod reclamation {
     /// Keeps the current thread pinned to an epoch while it looks at a buffer
     /// that the owner might retire concurrently.
     pub(crate) type Guard = crossbeam_epoch::Guard;
@@ -22,46 +120,6 @@ mod backend {
     #[inline]
     pub(crate) fn pin() -> Guard {
         crossbeam_epoch::pin()
-    }
-
-    /// One slot of a buffer: plain memory, since no slot is ever read and
-    /// written at the same time (proofs-notes/reclamation.md#no-wrap).
-    pub(crate) struct SlotCell<T>(core::cell::UnsafeCell<core::mem::MaybeUninit<T>>);
-
-    impl<T> SlotCell<T> {
-        /// `capacity` slots, uninitialised (zero-sized for a zero-sized `T`,
-        /// whatever the capacity). The mutant builds zero them, so that a
-        /// mutant that reads a slot nobody wrote reads a recognisable 0.
-        pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
-            let mut slots = Vec::<SlotCell<T>>::with_capacity(capacity);
-            #[cfg(chase_lev_mutants)]
-            // SAFETY: the allocation holds `capacity` slots.
-            unsafe {
-                core::ptr::write_bytes(slots.as_mut_ptr(), 0, capacity)
-            };
-            // SAFETY: a `SlotCell` is an `UnsafeCell<MaybeUninit<T>>`, which
-            // may hold any bytes or none, and the capacity is allocated.
-            unsafe { slots.set_len(capacity) };
-            slots.into_boxed_slice()
-        }
-
-        /// # Safety
-        /// No other thread writes this slot concurrently.
-        #[inline(always)]
-        pub(crate) unsafe fn read(&self) -> core::mem::MaybeUninit<T> {
-            // SAFETY: the cell is valid for reads; no concurrent write, by
-            // the caller. `MaybeUninit` copies every byte as it is.
-            unsafe { self.0.get().read() }
-        }
-
-        /// # Safety
-        /// No other thread reads or writes this slot concurrently.
-        #[inline(always)]
-        pub(crate) unsafe fn write(&self, value: core::mem::MaybeUninit<T>) {
-            // SAFETY: the cell is valid for writes; no concurrent access, by
-            // the caller.
-            unsafe { self.0.get().write(value) }
-        }
     }
 
     /// A pointer to a retired buffer, moved into the epoch's deferred
@@ -72,8 +130,6 @@ mod backend {
     // there); freeing memory from another thread is fine whatever `B` is.
     unsafe impl<B> Send for RetiredBox<B> {}
 
-    /// Reclamation of retired buffers: crossbeam-epoch frees each one once
-    /// every thread that was pinned when it was retired has unpinned.
     #[derive(Default)]
     pub(crate) struct Retired;
 
@@ -102,31 +158,17 @@ mod backend {
             }
         }
     }
-
-    /// A label for the current thread, used by the mutant builds' event log.
-    #[cfg(chase_lev_mutants)]
-    pub(crate) fn thread_label() -> String {
-        let thread = std::thread::current();
-        match thread.name() {
-            Some(name) => name.to_string(),
-            None => format!("{:?}", thread.id()),
-        }
-    }
 }
 
-#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
-mod backend {
-    #[cfg(chase_lev_loom)]
-    pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicPtr, Ordering};
-    #[cfg(chase_lev_loom)]
-    pub(crate) use loom::sync::Arc;
-    #[cfg(chase_lev_shuttle)]
-    pub(crate) use shuttle::sync::atomic::{fence, AtomicI64, AtomicPtr, Ordering};
-    #[cfg(chase_lev_shuttle)]
-    pub(crate) use shuttle::sync::Arc;
-
-    /// Under loom nothing is freed while the deque lives (see `Retired`), so a
-    /// thief needs no pin.
+/// Keeps retired buffers until the deque drops. Loom cannot see
+/// crossbeam-epoch unless every crate is rebuilt with `--cfg crossbeam_loom`,
+/// and shuttle cannot see it at all; so the model builds check buffer
+/// publication and stale-buffer reads, and miri on the std build checks that
+/// the epoch never frees a buffer a thief still reads
+/// (proofs-notes/reclamation.md#epoch).
+#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_retain_buffers))]
+mod reclamation {
+    /// Nothing is freed while the deque lives, so a thief needs no pin.
     pub(crate) struct Guard;
 
     #[inline]
@@ -134,54 +176,7 @@ mod backend {
         Guard
     }
 
-    #[cfg(chase_lev_loom)]
-    use loom::cell::UnsafeCell;
-    /// Shuttle explores schedules of a sequentially consistent machine and
-    /// has no cell type of its own: a plain cell with loom's interface.
-    #[cfg(chase_lev_shuttle)]
-    struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
-
-    #[cfg(chase_lev_shuttle)]
-    impl<T> UnsafeCell<T> {
-        fn new(value: T) -> Self {
-            UnsafeCell(core::cell::UnsafeCell::new(value))
-        }
-        fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-            f(self.0.get())
-        }
-        fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-            f(self.0.get())
-        }
-    }
-
-    /// One slot, as a model checker's cell: loom checks that every read and
-    /// write of it is ordered by happens-before with every conflicting one.
-    pub(crate) struct SlotCell<T>(UnsafeCell<core::mem::MaybeUninit<T>>);
-
-    impl<T> SlotCell<T> {
-        pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
-            (0..capacity)
-                .map(|_| SlotCell(UnsafeCell::new(core::mem::MaybeUninit::zeroed())))
-                .collect()
-        }
-
-        /// # Safety
-        /// As for the std version.
-        pub(crate) unsafe fn read(&self) -> core::mem::MaybeUninit<T> {
-            // SAFETY: as for the std version; the model checks the claim.
-            self.0.with(|slot| unsafe { slot.read() })
-        }
-
-        /// # Safety
-        /// As for the std version.
-        pub(crate) unsafe fn write(&self, value: core::mem::MaybeUninit<T>) {
-            // SAFETY: as for the std version; the model checks the claim.
-            self.0.with_mut(|slot| unsafe { slot.write(value) })
-        }
-    }
-
-    /// A retired buffer kept until the deque drops, freed by its own type's
-    /// drop glue.
+    /// A retired buffer, freed by its own type's drop glue.
     struct RetiredBox {
         pointer: *mut (),
         free: unsafe fn(*mut ()),
@@ -201,24 +196,19 @@ mod backend {
         drop(unsafe { Box::from_raw(pointer.cast::<B>()) });
     }
 
-    /// Loom cannot see crossbeam-epoch unless every crate is rebuilt with
-    /// `--cfg crossbeam_loom` (and shuttle cannot see it at all), so the model
-    /// builds keep retired buffers until the deque itself is dropped. Loom therefore checks buffer publication
-    /// and stale-buffer reads; miri (on the std build) checks that the epoch
-    /// never frees a buffer a thief still reads. See proofs-notes/reclamation.md.
     #[derive(Default)]
     pub(crate) struct Retired {
         buffers: std::sync::Mutex<Vec<RetiredBox>>,
     }
 
-    // SAFETY: the retired buffers hold no tasks (see the std version).
+    // SAFETY: the retired buffers hold no tasks (see the epoch version).
     unsafe impl Send for Retired {}
     // SAFETY: only the owner retires, through the mutex.
     unsafe impl Sync for Retired {}
 
     impl Retired {
         /// # Safety
-        /// As for the std version.
+        /// As for the epoch version.
         pub(crate) unsafe fn retire<B>(&self, buffer: *mut B, _large: bool) {
             let retired = RetiredBox {
                 pointer: buffer.cast(),
@@ -227,16 +217,28 @@ mod backend {
             self.buffers.lock().unwrap().push(retired);
         }
     }
+}
 
-    #[cfg(all(chase_lev_mutants, chase_lev_loom))]
-    pub(crate) fn thread_label() -> String {
-        format!("{:?}", loom::thread::current().id())
-    }
+pub(crate) use reclamation::{pin, Guard, Retired};
 
-    #[cfg(all(chase_lev_mutants, chase_lev_shuttle))]
-    pub(crate) fn thread_label() -> String {
-        format!("{:?}", shuttle::current::me())
+// -------------------------------------------------------------- threads --
+
+/// A label for the current thread, used by the mutant builds' event log.
+#[cfg(all(chase_lev_mutants, not(any(chase_lev_loom, chase_lev_shuttle))))]
+pub(crate) fn thread_label() -> String {
+    let thread = std::thread::current();
+    match thread.name() {
+        Some(name) => name.to_string(),
+        None => format!("{:?}", thread.id()),
     }
 }
 
-pub(crate) use backend::*;
+#[cfg(all(chase_lev_mutants, chase_lev_loom))]
+pub(crate) fn thread_label() -> String {
+    format!("{:?}", loom::thread::current().id())
+}
+
+#[cfg(all(chase_lev_mutants, chase_lev_shuttle))]
+pub(crate) fn thread_label() -> String {
+    format!("{:?}", shuttle::current::me())
+}
