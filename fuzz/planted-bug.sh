@@ -38,6 +38,8 @@ if [ ${#selected[@]} -eq 0 ]; then
   for bug in "${bugs[@]}"; do selected+=("${bug%%|*}"); done
 fi
 
+# The same sanitizer settings as run.sh (see there).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_stack_use_after_return=0"
 scratch=$(mktemp -d /tmp/chase-lev-planted-bug.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 failures=0
@@ -77,7 +79,7 @@ for name in "${selected[@]}"; do
   start=$(date +%s%N)
   set +e
   (cd "$copy/fuzz" && cargo "+$toolchain" fuzz run ops --target-dir "$fuzz_dir/target/planted-bug" "$corpus" -- \
-    -max_total_time="$budget" -artifact_prefix="$artifacts" -dict="$fuzz_dir/ops.dict" >"$log" 2>&1)
+    -max_total_time="$budget" -artifact_prefix="$artifacts" -dict="$fuzz_dir/ops.dict" -detect_leaks=0 >"$log" 2>&1)
   status=$?
   set -e
   end=$(date +%s%N)

@@ -5,6 +5,14 @@
 #   fuzz/run.sh                                  # ops, then schedule, 60 s each
 #   FUZZ_SECONDS=3600 FUZZ_TARGETS=ops fuzz/run.sh
 #
+# Two sanitizer settings make the targets 3-12 times faster and lose nothing
+# the harnesses do not check themselves (see fuzz/README.md):
+# -detect_leaks=0, because crossbeam-epoch frees retired buffers during later
+# inputs, so LeakSanitizer would scan the heap after almost every input (task
+# drops are checked exactly by the harnesses' drop log); and ASAN_OPTIONS
+# detect_stack_use_after_return=0, whose fake stacks are collected at every
+# switch between shuttle's coroutine stacks.
+#
 # Each target starts from fuzz/corpus/<target>/ (the committed seed-* files,
 # plus whatever this machine gathered before; the rest is gitignored) and uses
 # fuzz/<target>.dict when there is one. Prints libFuzzer's final line per
@@ -24,10 +32,11 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
 
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_stack_use_after_return=0"
 cargo "+$toolchain" fuzz build $targets
 mkdir -p target
 for target in $targets; do
-  options=(-max_total_time="$seconds" -timeout=20)
+  options=(-max_total_time="$seconds" -timeout=20 -detect_leaks=0)
   if [ -f "$target.dict" ]; then
     options+=(-dict="$fuzz_dir/$target.dict")
   fi
