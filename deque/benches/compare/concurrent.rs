@@ -88,14 +88,14 @@ struct Stage {
     stolen: AtomicU64,
 }
 
-/// Spins, then yields: the machine has two cores and four threads may be
-/// waiting at once. The spin is long enough (tens of microseconds) to cover
-/// the owner's refill between rounds, so that a thief is still on its core
-/// when the next round starts.
+/// Spins briefly, then yields: the machine has two cores and four threads
+/// may be waiting at once. A long spin is worse here: when another user's
+/// job takes one core, the waiting thread would burn the timeslice that the
+/// working thread needs.
 fn wait_until(mut condition: impl FnMut() -> bool) {
     let mut spins = 0u32;
     while !condition() {
-        if spins < 1 << 14 {
+        if spins < 64 {
             std::hint::spin_loop();
             spins += 1;
         } else {

@@ -14,13 +14,16 @@
 
 mod concurrent;
 mod contenders;
+mod cpu_time;
 mod owner_paths;
 mod ratios;
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::measurement::WallTime;
+
+use cpu_time::{thread_cpu_time, ThreadCpuTime};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 
 use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3, Taken};
@@ -37,9 +40,9 @@ fn env_number(name: &str, default: f64) -> f64 {
 
 /// Push `count` then pop `count`, with a deque kept from one iteration to the
 /// next (so a deque that shrinks when drained pays for growing again).
-fn bench_push_then_pop(group: &mut BenchmarkGroup<'_, WallTime>, count: u64) {
+fn bench_push_then_pop(group: &mut BenchmarkGroup<'_, ThreadCpuTime>, count: u64) {
     fn one<O: OwnerPaths>(
-        group: &mut BenchmarkGroup<'_, WallTime>,
+        group: &mut BenchmarkGroup<'_, ThreadCpuTime>,
         name: &str,
         mut owner: O,
         count: u64,
@@ -70,8 +73,8 @@ fn bench_push_then_pop(group: &mut BenchmarkGroup<'_, WallTime>, count: u64) {
     one(group, "Vec", Vec::<u64>::new(), count);
 }
 
-fn bench_pairs(group: &mut BenchmarkGroup<'_, WallTime>) {
-    fn one<O: OwnerPaths>(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut owner: O) {
+fn bench_pairs(group: &mut BenchmarkGroup<'_, ThreadCpuTime>) {
+    fn one<O: OwnerPaths>(group: &mut BenchmarkGroup<'_, ThreadCpuTime>, name: &str, mut owner: O) {
         group.bench_function(name, |bencher| {
             bencher.iter(|| push_pop_pairs(&mut owner, PAIRS_PER_ITERATION))
         });
@@ -90,9 +93,9 @@ fn bench_pairs(group: &mut BenchmarkGroup<'_, WallTime>) {
 /// Steals on the owner's own thread, nothing else running: the bare cost of
 /// the thief's path (pin, fences, CAS) without cache-line transfers. The
 /// owner pushes 1000 tasks outside the timed part of each iteration.
-fn bench_uncontended_steals(criterion: &mut Criterion, batch: bool) {
+fn bench_uncontended_steals(criterion: &mut Criterion<ThreadCpuTime>, batch: bool) {
     const TASKS: u64 = 1_000;
-    fn one<C: Contender>(group: &mut BenchmarkGroup<'_, WallTime>, batch: bool) {
+    fn one<C: Contender>(group: &mut BenchmarkGroup<'_, ThreadCpuTime>, batch: bool) {
         let owner = C::owner(TASKS as usize);
         let thief = C::thief(&owner);
         let mine = C::owner(64);
@@ -103,7 +106,7 @@ fn bench_uncontended_steals(criterion: &mut Criterion, batch: bool) {
                     for task in 0..TASKS {
                         C::push(&owner, black_box(task));
                     }
-                    let start = Instant::now();
+                    let start = thread_cpu_time();
                     let mut taken = 0;
                     while taken < TASKS {
                         let attempt = if batch {
@@ -123,7 +126,7 @@ fn bench_uncontended_steals(criterion: &mut Criterion, batch: bool) {
                             other => panic!("{}: an uncontended steal returned {other:?}", C::NAME),
                         }
                     }
-                    total += start.elapsed();
+                    total += thread_cpu_time() - start;
                 }
                 total
             })
@@ -177,6 +180,17 @@ fn main() {
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
+    let configure = |criterion: Criterion<ThreadCpuTime>| {
+        criterion
+            .sample_size(samples.max(10))
+            .measurement_time(Duration::from_secs_f64(seconds))
+            .warm_up_time(Duration::from_secs_f64(warmup))
+            .output_directory(&output)
+            .configure_from_args()
+    };
+    // Single-threaded benchmarks: the thread's CPU time (see cpu_time.rs).
+    let mut single = configure(Criterion::default().with_measurement(ThreadCpuTime::default()));
+    // Benchmarks with thieves: wall-clock time from release to the end.
     let mut criterion = Criterion::default()
         .sample_size(samples.max(10))
         .measurement_time(Duration::from_secs_f64(seconds))
@@ -185,23 +199,23 @@ fn main() {
         .configure_from_args();
 
     {
-        let mut group = criterion.benchmark_group("owner push 1k then pop 1k");
+        let mut group = single.benchmark_group("owner push 1k then pop 1k");
         bench_push_then_pop(&mut group, 1_000);
         group.finish();
     }
     {
-        let mut group = criterion.benchmark_group("owner push 1M then pop 1M");
+        let mut group = single.benchmark_group("owner push 1M then pop 1M");
         group.sampling_mode(SamplingMode::Flat);
         bench_push_then_pop(&mut group, 1_000_000);
         group.finish();
     }
     {
-        let mut group = criterion.benchmark_group("owner push;pop pairs");
+        let mut group = single.benchmark_group("owner push;pop pairs");
         bench_pairs(&mut group);
         group.finish();
     }
-    bench_uncontended_steals(&mut criterion, false);
-    bench_uncontended_steals(&mut criterion, true);
+    bench_uncontended_steals(&mut single, false);
+    bench_uncontended_steals(&mut single, true);
     use concurrent::Scenario;
     bench_concurrent(
         &mut criterion,
@@ -234,6 +248,7 @@ fn main() {
         Scenario::ProducerThreeThieves,
     );
 
+    single.final_summary();
     criterion.final_summary();
     ratios::print_ratio_table(&output, started);
     concurrent::print_retry_table();

@@ -130,7 +130,8 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
         _ => "-".to_string(),
     };
     println!();
-    println!("Ratios from this run (ns per operation for the owner rows, per task for the others;");
+    println!("Ratios from this run (ns per operation for the owner rows, per task for the others; the owner");
+    println!("rows and the same-thread steals are thread CPU time, the rows with thieves wall-clock time;");
     println!("median of criterion's samples; 'best' divides the fastest samples; below 1 means chase-lev is faster;");
     println!(
         "'met': issue 7's targets on the median ratios: owner paths <= st3 (1M: <= 1.2 x st3),"
