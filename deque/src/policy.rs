@@ -43,7 +43,7 @@ mod mutants {
         StealCasSeqCst,
         /// The owner's last-element CAS succeeds with Relaxed instead of SeqCst.
         TakeCasSeqCst,
-        /// The owner's FIFO pop CAS (and a FIFO batch claim) succeeds with
+        /// The FIFO owner's pop CAS succeeds with
         /// Relaxed instead of SeqCst.
         FifoCasSeqCst,
         /// After growing, the owner writes the task into the old buffer.
@@ -157,7 +157,7 @@ impl Policy {
         choose!(self, TakeCasSeqCst, SeqCst, Relaxed)
     }
 
-    /// pop (FIFO) and the FIFO batch claim: success ordering of the CAS on `top`.
+    /// pop (FIFO): success ordering of the owner's CAS on `top`.
     #[inline(always)]
     pub(crate) fn fifo_cas_success(self) -> Ordering {
         choose!(self, FifoCasSeqCst, SeqCst, Relaxed)

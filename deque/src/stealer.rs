@@ -46,9 +46,8 @@ impl<T> Stealer<T> {
     fn indices(&self) -> (i64, i64) {
         let inner = &*self.inner;
         let policy = inner.policy;
-        // Ordering: Acquire, so that a thief that reads a top written by
-        // another thief's CAS also sees what that thief saw
-        // (proofs-notes/linearizability.md#steal).
+        // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
+        // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
         let top = inner.top.load(policy.steal_top_load());
         trace!(inner, "steal: load top = {top}");
         // Ordering: SeqCst fence, paired with the owner's pop fence (and other
@@ -97,10 +96,10 @@ impl<T> Stealer<T> {
     #[inline(always)]
     fn claim(&self, top: i64, count: i64, success: crate::sync::Ordering) -> bool {
         let inner = &*self.inner;
-        // Ordering: SeqCst success: claims are totally ordered with the
-        // owner's last-task CAS and the fences, and the release half orders
-        // the thief's read of the slot before the owner's reuse of it
-        // (proofs-notes/linearizability.md#steal).
+        // Ordering: SeqCst success, as in Lê et al., where its release half
+        // orders the slot read before the owner's rewrite after a wrap; our
+        // buffers never wrap, so the CAS's atomicity is what claims the task
+        // (proofs-notes/obligations.md#steal-cas-seqcst).
         let won = inner
             .top
             .compare_exchange(top, top + count, success, Relaxed)

@@ -103,7 +103,7 @@ fn a_bounded_worker_hands_the_task_back_when_full() {
             assert_eq!(worker.try_push(task), Ok(()));
         }
         assert_eq!(worker.try_push(99), Err(99));
-        assert_eq!(worker.capacity(), 4, "never reallocates");
+        assert_eq!(worker.capacity(), 4, "never grows");
         assert!(worker.pop().is_some());
         assert_eq!(worker.try_push(4), Ok(()));
         assert_eq!(worker.len(), 3);

@@ -128,9 +128,11 @@ impl<T> Worker<T> {
         Worker::build(Flavor::Fifo, capacity, false, Policy::default())
     }
 
-    /// Creates a LIFO worker that holds at most `capacity` tasks and never
-    /// allocates after creation. [`try_push`](Worker::try_push) hands the
-    /// task back when it is full (what crossbeam-deque issue #720 asks for).
+    /// Creates a LIFO worker that holds at most `capacity` tasks.
+    /// [`try_push`](Worker::try_push) hands the task back when it is full
+    /// (what crossbeam-deque issue #720 asks for). Its buffer never grows;
+    /// like every buffer here it is replaced by a fresh one of the same size
+    /// when the indices reach the end of its lap (see `buffer.rs`).
     ///
     /// # Panics
     /// If `capacity` is zero or too large to allocate.
@@ -287,9 +289,10 @@ impl<T> Worker<T> {
         // Ordering: Relaxed, the owner is the only writer of bottom
         // (proofs-notes/linearizability.md#push).
         let bottom = inner.bottom.load(Relaxed);
-        // Ordering: Acquire, so that a thief's read of a slot (before its
-        // CAS) happens before this owner reuses the slot's memory, here or
-        // after the old buffer is retired (proofs-notes/model.md#load-buffering).
+        // Ordering: Acquire, as in Lê et al., where it orders a thief's read
+        // of a slot before the owner rewrites it after wrapping around. Our
+        // buffers never wrap, so it guards nothing here; kept so that the
+        // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
         let top = inner.top.load(policy.push_top_load());
         trace!(inner, "push: load bottom = {bottom}, load top = {top}");
         if bottom - top >= self.limit.get() {
@@ -449,8 +452,9 @@ impl<T> Worker<T> {
                 return Some(unsafe { task.assume_init() });
             }
             // The last task: race the thieves for it with a strong CAS.
-            // Ordering: SeqCst success, in the single order of the fences and
-            // the thieves' CASes (proofs-notes/linearizability.md#pop).
+            // Ordering: SeqCst success, as in Lê et al.; the fences and the
+            // CAS's atomicity already decide the race, so nothing depends on
+            // it (proofs-notes/obligations.md#take-cas-seqcst).
             let won = inner
                 .top
                 .compare_exchange(top, top + 1, policy.take_cas_success(), Relaxed)
@@ -497,8 +501,8 @@ impl<T> Worker<T> {
             }
             // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
             let task = unsafe { self.buffer().read(top) };
-            // Ordering: SeqCst success, so that a thief that reads this top
-            // also sees the owner's earlier pushes
+            // Ordering: SeqCst success (release is what matters), so that a
+            // thief that reads this top also sees the owner's earlier pushes
             // (proofs-notes/linearizability.md#fifo-pop).
             let success = inner.policy.fifo_cas_success();
             if inner
