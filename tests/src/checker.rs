@@ -20,9 +20,22 @@
 //! rides along: which threads have moved `top` in the current phase, needed
 //! by the `Retry` rule below.
 //!
-//! A `Retry` step changes nothing and needs nothing, so it is taken as soon as
-//! it is a thread's next step, without branching: moving it earlier in its
-//! phase never invalidates a linearization (partial-order reduction).
+//! Partial-order reduction: some steps are taken as soon as they are a
+//! thread's next step and legal, without branching, because moving them
+//! earlier never invalidates a linearization (an exchange argument):
+//! - a step that changes nothing: `Retry`, `Empty` or `pop -> None` on an
+//!   empty deque, `Full` on a full one (the steps it jumps over see the same
+//!   deque);
+//! - a step that takes the oldest task `v` while `v` is the oldest (a steal,
+//!   a batch's single steal, a FIFO pop), when the history has no `Full`: no
+//!   step it jumps over can take the oldest task (only this one takes `v`,
+//!   tasks being distinct, and `v` stays the oldest until taken), and with
+//!   one task fewer every other step stays legal (a LIFO pop may now take
+//!   the last task, which only adds a top move for the `Retry` rule). A
+//!   `Full` jumped over would see one task fewer, hence the exception.
+//!
+//! This narrows the search to the choices that matter: where the owner's
+//! pushes and LIFO pops fall between the thieves' steps.
 //!
 //! # The `Retry` rule
 //!
@@ -38,7 +51,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::history::{Entry, History, Operation, Outcome, Phase, Task, ThreadIndex};
+use crate::history::{Entry, Flavor, History, Operation, Outcome, Phase, Task, ThreadIndex};
 use crate::specification::{BatchStart, Refusal, SequentialDeque, Step, Undo};
 
 /// The most threads a history may have (the `Retry` bookkeeping is a bit set).
@@ -99,10 +112,34 @@ pub struct Blocked {
 /// If the history has more than [`MAX_THREADS`] threads, or a thread's phases
 /// go backwards (both are harness bugs, not deque bugs).
 pub fn check(history: &History) -> Result<Linearization, Box<Violation>> {
+    check_with(history, Rules::All)
+}
+
+/// Which rules a check applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rules {
+    /// The whole specification.
+    All,
+    /// Only which task each operation may take: no rule that depends on how
+    /// many tasks are present (a batch's size, `Full`) nor the `Retry` rule.
+    /// Removing a task from a history can break those rules (fewer tasks
+    /// present, or no more top move for a `Retry`), never these; the
+    /// minimiser relies on that.
+    TaskOrder,
+}
+
+pub(crate) fn check_with(history: &History, rules: Rules) -> Result<Linearization, Box<Violation>> {
     let plan = Plan::new(history);
-    let mut search = Search::new(&plan, history);
+    let mut search = Search::new(&plan, history, rules);
     if search.run() {
-        Ok(Linearization { order: search.path.iter().map(|&(thread, step)| plan.placed(thread, step)).collect(), states: search.states })
+        Ok(Linearization {
+            order: search
+                .path
+                .iter()
+                .map(|&(thread, step)| plan.placed(thread, step))
+                .collect(),
+            states: search.states,
+        })
     } else {
         Err(Box::new(search.violation()))
     }
@@ -124,14 +161,20 @@ struct Plan {
     /// Whether every pushed task is distinct (then the progress vector
     /// determines the model state).
     distinct_pushes: bool,
+    /// Whether some `try_push` reported `Full`.
+    has_full: bool,
 }
 
 impl Plan {
     fn new(history: &History) -> Plan {
-        assert!(history.threads.len() <= MAX_THREADS, "the checker handles at most {MAX_THREADS} threads");
+        assert!(
+            history.threads.len() <= MAX_THREADS,
+            "the checker handles at most {MAX_THREADS} threads"
+        );
         let mut retrying: Vec<u64> = Vec::new();
         let mut pushed = HashSet::new();
         let mut distinct_pushes = true;
+        let mut has_full = false;
         let mut threads = Vec::with_capacity(history.threads.len());
         for (thread, log) in history.threads.iter().enumerate() {
             let mut steps = Vec::new();
@@ -144,17 +187,27 @@ impl Plan {
                 );
                 last_phase = entry.phase;
                 let mut add = |step: Step, part: usize| {
-                    steps.push(PlannedStep { step, phase: entry.phase, entry: index, part });
+                    steps.push(PlannedStep {
+                        step,
+                        phase: entry.phase,
+                        entry: index,
+                        part,
+                    });
                 };
                 match (&entry.operation, &entry.outcome) {
                     (Operation::Push(task) | Operation::TryPush(task), Outcome::Pushed) => {
                         distinct_pushes &= pushed.insert(*task);
                         add(Step::Push(*task), 0);
                     }
-                    (Operation::TryPush(_), Outcome::Full) => add(Step::Full, 0),
+                    (Operation::TryPush(_), Outcome::Full) => {
+                        has_full = true;
+                        add(Step::Full, 0);
+                    }
                     (Operation::Pop, Outcome::Popped(Some(task))) => add(Step::PopSome(*task), 0),
                     (Operation::Pop, Outcome::Popped(None)) => add(Step::PopNone, 0),
-                    (Operation::Steal | Operation::StealBatch { .. }, Outcome::Empty) => add(Step::Empty, 0),
+                    (Operation::Steal | Operation::StealBatch { .. }, Outcome::Empty) => {
+                        add(Step::Empty, 0)
+                    }
                     (Operation::Steal | Operation::StealBatch { .. }, Outcome::Retry) => {
                         let phase = entry.phase as usize;
                         if retrying.len() <= phase {
@@ -165,28 +218,49 @@ impl Plan {
                     }
                     (Operation::Steal, Outcome::Stolen(tasks)) => match tasks[..] {
                         [task] => add(Step::Steal { task, batch: None }, 0),
-                        _ => add(Step::Impossible("a single steal took other than one task"), 0),
+                        _ => add(
+                            Step::Impossible("a single steal took other than one task"),
+                            0,
+                        ),
                     },
                     (Operation::StealBatch { limit, .. }, Outcome::Stolen(tasks)) => {
                         if tasks.is_empty() {
-                            add(Step::Impossible("a batch steal reported success but took no task"), 0);
+                            add(
+                                Step::Impossible("a batch steal reported success but took no task"),
+                                0,
+                            );
                         }
                         for (part, &task) in tasks.iter().enumerate() {
-                            let batch = (part == 0).then_some(BatchStart { count: tasks.len(), limit: *limit });
+                            let batch = (part == 0).then_some(BatchStart {
+                                count: tasks.len(),
+                                limit: *limit,
+                            });
                             add(Step::Steal { task, batch }, part);
                         }
                     }
-                    _ => add(Step::Impossible("this outcome does not answer this operation"), 0),
+                    _ => add(
+                        Step::Impossible("this outcome does not answer this operation"),
+                        0,
+                    ),
                 }
             }
             threads.push(steps);
         }
-        Plan { threads, retrying, distinct_pushes }
+        Plan {
+            threads,
+            retrying,
+            distinct_pushes,
+            has_full,
+        }
     }
 
     fn placed(&self, thread: ThreadIndex, step: usize) -> Placed {
         let planned = &self.threads[thread][step];
-        Placed { thread, entry: planned.entry, part: planned.part }
+        Placed {
+            thread,
+            entry: planned.entry,
+            part: planned.part,
+        }
     }
 
     fn retrying_in(&self, phase: Phase) -> u64 {
@@ -252,7 +326,10 @@ enum Visited {
     Packed { bits: u32, set: FastSet<u128> },
     /// Progress, the moved-`top` set and, when pushes repeat tasks, the
     /// model's contents.
-    Exact { with_model: bool, set: FastSet<Box<[u64]>> },
+    Exact {
+        with_model: bool,
+        set: FastSet<Box<[u64]>>,
+    },
 }
 
 impl Visited {
@@ -261,9 +338,15 @@ impl Visited {
         let bits = 64 - longest.leading_zeros();
         let threads = plan.threads.len() as u32;
         if plan.distinct_pushes && threads * (bits + 1) <= 128 {
-            Visited::Packed { bits, set: FastSet::default() }
+            Visited::Packed {
+                bits,
+                set: FastSet::default(),
+            }
         } else {
-            Visited::Exact { with_model: !plan.distinct_pushes, set: FastSet::default() }
+            Visited::Exact {
+                with_model: !plan.distinct_pushes,
+                set: FastSet::default(),
+            }
         }
     }
 
@@ -302,12 +385,14 @@ struct Frame {
     arrival: Option<Arrival>,
     /// The next thread to try from this state.
     next_thread: usize,
-    /// A thread whose next step is a `Retry`: the only one tried.
+    /// A thread whose next step can be taken without branching (see the
+    /// partial-order reduction above): the only one tried.
     forced: Option<ThreadIndex>,
 }
 
 struct Search<'a> {
     plan: &'a Plan,
+    rules: Rules,
     history: &'a History,
     model: SequentialDeque,
     progress: Vec<u32>,
@@ -321,11 +406,12 @@ struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
-    fn new(plan: &'a Plan, history: &'a History) -> Search<'a> {
+    fn new(plan: &'a Plan, history: &'a History, rules: Rules) -> Search<'a> {
         Search {
             plan,
+            rules,
             history,
-            model: SequentialDeque::new(history.specification),
+            model: Search::model(history, rules),
             progress: vec![0; plan.threads.len()],
             moved_top: 0,
             visited: Visited::new(plan),
@@ -335,21 +421,57 @@ impl<'a> Search<'a> {
         }
     }
 
+    fn model(history: &History, rules: Rules) -> SequentialDeque {
+        let model = SequentialDeque::new(history.specification);
+        match rules {
+            Rules::All => model,
+            Rules::TaskOrder => model.without_length_rules(),
+        }
+    }
+
     fn next_step(&self, thread: ThreadIndex) -> Option<&'a PlannedStep> {
         self.plan.threads[thread].get(self.progress[thread] as usize)
     }
 
     /// The phase of the earliest pending step; `None` when all are placed.
     fn current_phase(&self) -> Option<Phase> {
-        (0..self.plan.threads.len()).filter_map(|thread| self.next_step(thread).map(|s| s.phase)).min()
+        (0..self.plan.threads.len())
+            .filter_map(|thread| self.next_step(thread).map(|s| s.phase))
+            .min()
     }
 
-    fn new_frame(&self, arrival: Option<Arrival>) -> Frame {
+    fn new_frame(&mut self, arrival: Option<Arrival>) -> Frame {
         let phase = self.current_phase();
-        let forced = (0..self.plan.threads.len()).find(|&thread| {
-            self.next_step(thread).is_some_and(|s| Some(s.phase) == phase && s.step == Step::Retry)
+        let forced = (0..self.plan.threads.len()).find(|&thread| match self.next_step(thread) {
+            Some(planned) if Some(planned.phase) == phase => self.takes_eagerly(&planned.step),
+            _ => false,
         });
-        Frame { arrival, next_thread: 0, forced }
+        Frame {
+            arrival,
+            next_thread: 0,
+            forced,
+        }
+    }
+
+    /// Whether `step` may be taken now without trying the alternatives.
+    fn takes_eagerly(&mut self, step: &Step) -> bool {
+        let changes_nothing =
+            matches!(step, Step::Retry | Step::Empty | Step::PopNone | Step::Full);
+        let takes_oldest = match step {
+            Step::Steal { .. } => true,
+            Step::PopSome(_) => self.history.specification.flavor == Flavor::Fifo,
+            _ => false,
+        };
+        if !(changes_nothing || takes_oldest && !self.plan.has_full) {
+            return false;
+        }
+        match self.model.apply(step) {
+            Ok(applied) => {
+                self.model.undo(applied.undo);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Tries to place the next step of `thread`; on success the state has
@@ -363,7 +485,9 @@ impl<'a> Search<'a> {
         self.progress[thread] += 1;
         if self.current_phase() != Some(phase) {
             // This step completed its phase: its retries must be justified.
-            if !retries_justified(self.plan.retrying_in(phase), moved_top) {
+            if self.rules == Rules::All
+                && !retries_justified(self.plan.retrying_in(phase), moved_top)
+            {
                 self.progress[thread] -= 1;
                 self.model.undo(applied.undo);
                 return None;
@@ -373,7 +497,11 @@ impl<'a> Search<'a> {
             self.moved_top = moved_top;
         }
         self.path.push((thread, self.progress[thread] as usize - 1));
-        Some(Arrival { thread, undo: applied.undo, moved_top_before })
+        Some(Arrival {
+            thread,
+            undo: applied.undo,
+            moved_top_before,
+        })
     }
 
     fn retreat(&mut self, arrival: Arrival) {
@@ -393,7 +521,8 @@ impl<'a> Search<'a> {
         if self.done() {
             return true;
         }
-        self.visited.insert(&self.progress, self.moved_top, &self.model);
+        self.visited
+            .insert(&self.progress, self.moved_top, &self.model);
         self.states = 1;
         let mut stack = vec![self.new_frame(None)];
         while let Some(frame) = stack.last_mut() {
@@ -406,8 +535,10 @@ impl<'a> Search<'a> {
                 None => {
                     let phase = self.current_phase();
                     let threads = self.plan.threads.len();
-                    let found = (frame.next_thread..threads)
-                        .find(|&thread| self.next_step(thread).is_some_and(|s| Some(s.phase) == phase));
+                    let found = (frame.next_thread..threads).find(|&thread| {
+                        self.next_step(thread)
+                            .is_some_and(|s| Some(s.phase) == phase)
+                    });
                     frame.next_thread = found.map_or(threads, |thread| thread + 1);
                     found
                 }
@@ -419,14 +550,19 @@ impl<'a> Search<'a> {
                 }
                 continue;
             };
-            let Some(arrival) = self.advance(thread) else { continue };
+            let Some(arrival) = self.advance(thread) else {
+                continue;
+            };
             if self.path.len() > self.deepest.len() {
                 self.deepest.clone_from(&self.path);
             }
             if self.done() {
                 return true;
             }
-            if !self.visited.insert(&self.progress, self.moved_top, &self.model) {
+            if !self
+                .visited
+                .insert(&self.progress, self.moved_top, &self.model)
+            {
                 self.retreat(arrival);
                 continue;
             }
@@ -441,7 +577,7 @@ impl<'a> Search<'a> {
     /// next.
     fn violation(&mut self) -> Violation {
         let deepest = std::mem::take(&mut self.deepest);
-        self.model = SequentialDeque::new(self.history.specification);
+        self.model = Search::model(self.history, self.rules);
         self.progress.iter_mut().for_each(|done| *done = 0);
         self.moved_top = 0;
         self.path.clear();
@@ -451,7 +587,9 @@ impl<'a> Search<'a> {
         let phase = self.current_phase();
         let mut blocked = Vec::new();
         for thread in 0..self.plan.threads.len() {
-            let Some(planned) = self.next_step(thread) else { continue };
+            let Some(planned) = self.next_step(thread) else {
+                continue;
+            };
             let entry = self.history.threads[thread].entries[planned.entry].clone();
             let reason = if Some(planned.phase) != phase {
                 format!("waits for phase {} to end", phase.unwrap_or(0))
@@ -473,11 +611,18 @@ impl<'a> Search<'a> {
                     }
                 }
             };
-            blocked.push(Blocked { thread, entry, reason });
+            blocked.push(Blocked {
+                thread,
+                entry,
+                reason,
+            });
         }
         Violation {
             history: self.history.clone(),
-            prefix: deepest.iter().map(|&(thread, step)| self.plan.placed(thread, step)).collect(),
+            prefix: deepest
+                .iter()
+                .map(|&(thread, step)| self.plan.placed(thread, step))
+                .collect(),
             model: self.model.tasks().collect(),
             blocked,
             states: self.states,
@@ -487,7 +632,9 @@ impl<'a> Search<'a> {
 
 fn describe(step: &Step, part: usize, refusal: &Refusal) -> String {
     match step {
-        Step::Steal { .. } if part > 0 => format!("single steal number {} of the batch {refusal}", part + 1),
+        Step::Steal { .. } if part > 0 => {
+            format!("single steal number {} of the batch {refusal}", part + 1)
+        }
         _ => refusal.to_string(),
     }
 }
@@ -503,16 +650,28 @@ impl fmt::Display for Violation {
             self.history.threads.len()
         )?;
         write!(f, "{}", self.history)?;
-        writeln!(f, "  longest linearizable prefix ({} steps):", self.prefix.len())?;
+        writeln!(
+            f,
+            "  longest linearizable prefix ({} steps):",
+            self.prefix.len()
+        )?;
         for placed in &self.prefix {
             let entry = &self.history.threads[placed.thread].entries[placed.entry];
-            let part = if placed.part > 0 { format!(" (single steal {})", placed.part + 1) } else { String::new() };
+            let part = if placed.part > 0 {
+                format!(" (single steal {})", placed.part + 1)
+            } else {
+                String::new()
+            };
             writeln!(f, "    thread {}: {entry}{part}", placed.thread)?;
         }
         writeln!(f, "  deque after it (oldest first): {:?}", self.model)?;
         writeln!(f, "  no operation can come next:")?;
         for blocked in &self.blocked {
-            writeln!(f, "    thread {}: {}: {}", blocked.thread, blocked.entry, blocked.reason)?;
+            writeln!(
+                f,
+                "    thread {}: {}: {}",
+                blocked.thread, blocked.entry, blocked.reason
+            )?;
         }
         writeln!(f, "  ({} search states visited)", self.states)
     }

@@ -10,13 +10,27 @@
 //! - an operation that moved no task: `pop -> None`, `Empty`, `Retry`, or a
 //!   `try_push` that found the deque full.
 //!
-//! Greedy removal, repeated until nothing more can go (so every remaining
-//! unit is needed), then the checker's own report on the small history.
+//! A sub-history is evidence against the history only if removing pieces
+//! cannot create a violation. Removing a task-less operation never can.
+//! Removing a task can, under the rules that count tasks (a batch may take
+//! half of those present, `Full` needs `bound` of them) or the `Retry` rule
+//! (the task's steal may have been the top move that justified a `Retry`);
+//! under the other rules (which task each operation may take) it cannot: a
+//! linearization of the history, with the task's steps deleted, linearizes
+//! the sub-history. So:
+//! - if the history already fails those task-order rules alone, it is
+//!   reduced under them, removing tasks and task-less operations; the
+//!   result fails them, hence fails the full specification too;
+//! - otherwise (the violation is about a batch's size, `Full` or `Retry`),
+//!   only task-less operations are removed, under the full specification.
+//!
+//! Removal goes by chunks of halving size down to single units (every unit
+//! left is needed), then the checker reports on the small history.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::checker::{check, Violation};
+use crate::checker::{check, check_with, Rules, Violation};
 use crate::history::{Entry, History, Operation, Outcome, Task, ThreadLog};
 
 /// The most checks one minimisation spends; histories of hundreds of
@@ -43,44 +57,70 @@ pub struct Explanation {
     pub minimal: Violation,
     /// Whether the check budget ran out before minimality was reached.
     pub budget_exhausted: bool,
+    /// Whether tasks could be removed (the violation is about which task an
+    /// operation took) or only task-less operations (it is about a batch's
+    /// size, `Full` or `Retry`).
+    pub tasks_removed: bool,
 }
 
 /// Checks `history`; if it is not linearizable, reduces it to a minimal
 /// non-linearizable sub-history and explains that.
 pub fn explain(history: &History) -> Option<Explanation> {
     let original = *check(history).err()?;
-    let mut units: Vec<Unit> = units_of(history).into_iter().collect();
+    let rules = if check_with(history, Rules::TaskOrder).is_err() {
+        Rules::TaskOrder
+    } else {
+        Rules::All
+    };
+    let mut units: Vec<Unit> = units_of(history)
+        .into_iter()
+        .filter(|unit| rules == Rules::TaskOrder || matches!(unit, Unit::Operation(..)))
+        .collect();
+    // Remove chunks of halving size (a few large removals usually take away
+    // most of a history), ending with single units. Under the rules used
+    // removal is monotone (a sub-history of a linearizable history is
+    // linearizable), so a unit that could not go when tried cannot go from
+    // the smaller final history either: one pass at size one is minimal.
     let mut removed: BTreeSet<Unit> = BTreeSet::new();
     let mut checks = 0;
     let mut budget_exhausted = false;
     let mut current = history.clone();
-    'passes: loop {
-        let mut progress = false;
-        let mut kept = Vec::with_capacity(units.len());
-        for unit in units {
+    let mut chunk = units.len().div_ceil(2).max(1);
+    loop {
+        let mut start = 0;
+        while start < units.len() {
             if checks >= CHECK_BUDGET {
                 budget_exhausted = true;
-                kept.push(unit);
-                continue;
+                break;
             }
             checks += 1;
-            removed.insert(unit);
-            let candidate = without(history, &removed);
-            if check(&candidate).is_err() {
+            let end = (start + chunk).min(units.len());
+            let mut trial = removed.clone();
+            trial.extend(units[start..end].iter().copied());
+            let candidate = without(history, &trial);
+            if check_with(&candidate, rules).is_err() {
+                removed = trial;
                 current = candidate;
-                progress = true;
+                units.drain(start..end);
             } else {
-                removed.remove(&unit);
-                kept.push(unit);
+                start = end;
             }
         }
-        units = kept;
-        if !progress || budget_exhausted {
-            break 'passes;
+        if chunk == 1 || budget_exhausted {
+            break;
         }
+        chunk = chunk.div_ceil(2);
     }
-    let minimal = *check(&current).expect_err("the reduced history is still not linearizable");
-    Some(Explanation { original_operations: history.len(), original, minimal, budget_exhausted })
+    let minimal =
+        *check_with(&current, rules).expect_err("the reduced history is still not linearizable");
+    let tasks_removed = rules == Rules::TaskOrder;
+    Some(Explanation {
+        original_operations: history.len(),
+        original,
+        minimal,
+        budget_exhausted,
+        tasks_removed,
+    })
 }
 
 fn units_of(history: &History) -> BTreeSet<Unit> {
@@ -123,14 +163,22 @@ fn without(history: &History, removed: &BTreeSet<Unit>) -> History {
                         return None;
                     }
                     match (&entry.operation, &entry.outcome) {
-                        (Operation::Push(task) | Operation::TryPush(task), Outcome::Pushed) if gone(task) => None,
+                        (Operation::Push(task) | Operation::TryPush(task), Outcome::Pushed)
+                            if gone(task) =>
+                        {
+                            None
+                        }
                         (_, Outcome::Popped(Some(task))) if gone(task) => None,
                         (_, Outcome::Stolen(tasks)) if !tasks.is_empty() => {
-                            let left: Vec<Task> = tasks.iter().copied().filter(|task| !gone(task)).collect();
+                            let left: Vec<Task> =
+                                tasks.iter().copied().filter(|task| !gone(task)).collect();
                             if left.is_empty() {
                                 None
                             } else {
-                                Some(Entry { outcome: Outcome::Stolen(left), ..entry.clone() })
+                                Some(Entry {
+                                    outcome: Outcome::Stolen(left),
+                                    ..entry.clone()
+                                })
                             }
                         }
                         _ => Some(entry.clone()),
@@ -140,18 +188,30 @@ fn without(history: &History, removed: &BTreeSet<Unit>) -> History {
             ThreadLog { entries }
         })
         .collect();
-    History { specification: history.specification, threads }
+    History {
+        specification: history.specification,
+        threads,
+    }
 }
 
 impl fmt::Display for Explanation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "NOT LINEARIZABLE. A minimal sub-history ({} of {} operations; removing any task or \
-             task-less operation from it makes it linearizable{}):",
+            "NOT LINEARIZABLE. A minimal sub-history ({} of {} operations; {}{}):",
             self.minimal.history.len(),
             self.original_operations,
-            if self.budget_exhausted { ", as far as the check budget allowed" } else { "" }
+            if self.tasks_removed {
+                "removing any task (its push and its taking) or task-less operation from it makes it linearizable"
+            } else {
+                "the violation is about how many tasks were present or about a Retry, so only task-less \
+                 operations were removed, and each one left is needed"
+            },
+            if self.budget_exhausted {
+                ", as far as the check budget allowed"
+            } else {
+                ""
+            }
         )?;
         write!(f, "{}", self.minimal)
     }

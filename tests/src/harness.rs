@@ -6,7 +6,8 @@
 //! synchronisation inside a phase: each thread writes its own log, which the
 //! harness collects when it joins the thread.
 
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::Arc;
 
 use crate::history::{Flavor, History, Operation, Outcome, Phase, Specification, Task, ThreadLog};
 use crate::scenario::{OwnerAction, Scenario, ThiefAction};
@@ -37,7 +38,13 @@ pub trait DequeUnderTest: Clone + Send + Sync + 'static {
     /// `steal_batch_with_limit` (or `..._and_pop`) into `destination`, which
     /// is empty before; the outcome lists the tasks taken, the returned one
     /// first, then the destination's in claim order (and empties it).
-    fn steal_batch(&self, stealer: &Self::Stealer, destination: &Self::Worker, limit: usize, and_pop: bool) -> Outcome;
+    fn steal_batch(
+        &self,
+        stealer: &Self::Stealer,
+        destination: &Self::Worker,
+        limit: usize,
+        and_pop: bool,
+    ) -> Outcome;
 }
 
 /// Implements [`DequeUnderTest`] for a crate with chase-lev's API (`chase_lev`
@@ -59,7 +66,12 @@ macro_rules! deque_under_test {
             type Worker = $krate::Worker<u64>;
             type Stealer = $krate::Stealer<u64>;
 
-            fn worker(&self, flavor: $crate::history::Flavor, $capacity: usize, $bounded: bool) -> Self::Worker {
+            fn worker(
+                &self,
+                flavor: $crate::history::Flavor,
+                $capacity: usize,
+                $bounded: bool,
+            ) -> Self::Worker {
                 let $this = self;
                 let $fifo = flavor == $crate::history::Flavor::Fifo;
                 $make
@@ -158,34 +170,71 @@ pub trait Threads {
 /// A thief's work for one round, returning its log.
 pub type ThiefBody = Box<dyn FnOnce() -> ThreadLog + Send + 'static>;
 
-/// Hardware threads. All threads of a round wait at a barrier first, so that
-/// they start together and really overlap (the barrier is the phase's start:
-/// it orders nothing inside the phase).
+/// Hardware threads. All threads of a round wait at a start gate first, so
+/// that they start together and really overlap: a round lasts microseconds,
+/// less than it takes to wake a parked thread, so the gate spins rather than
+/// parks (yielding now and then, as there are more threads than cores). The
+/// gate is the phase's start: it orders nothing inside the phase.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HardwareThreads;
 
+/// A spinning barrier for one use.
+struct StartGate {
+    waiting: AtomicUsize,
+}
+
+impl StartGate {
+    fn pass(&self) {
+        // Ordering: AcqRel/Acquire only to make the gate itself sound; the
+        // phase boundary it creates is the spawn, which already orders more.
+        self.waiting.fetch_sub(1, AtomicOrdering::AcqRel);
+        let mut spins = 0u32;
+        while self.waiting.load(AtomicOrdering::Acquire) != 0 {
+            spins += 1;
+            if spins % 64 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
 impl Threads for HardwareThreads {
     fn round(&self, owner: &mut dyn FnMut(), thieves: Vec<ThiefBody>) -> Vec<ThreadLog> {
-        let start = Arc::new(Barrier::new(thieves.len() + 1));
+        let gate = Arc::new(StartGate {
+            waiting: AtomicUsize::new(thieves.len() + 1),
+        });
         let handles: Vec<_> = thieves
             .into_iter()
             .map(|body| {
-                let start = Arc::clone(&start);
+                let gate = Arc::clone(&gate);
                 std::thread::spawn(move || {
-                    start.wait();
+                    gate.pass();
                     body()
                 })
             })
             .collect();
-        start.wait();
+        gate.pass();
         owner();
-        handles.into_iter().map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
     }
 }
 
 /// Runs `scenario` once and returns its history: thread 0 is the owner,
 /// threads 1.. the thieves.
-pub fn run_scenario<D: DequeUnderTest>(deque: &D, threads: &dyn Threads, scenario: &Scenario) -> History {
+pub fn run_scenario<D: DequeUnderTest>(
+    deque: &D,
+    threads: &dyn Threads,
+    scenario: &Scenario,
+) -> History {
     let specification = Specification {
         flavor: scenario.flavor,
         bound: scenario.bounded.then_some(scenario.capacity),
@@ -221,7 +270,9 @@ pub fn run_scenario<D: DequeUnderTest>(deque: &D, threads: &dyn Threads, scenari
             .thieves
             .iter()
             .zip(std::mem::take(&mut thief_logs))
-            .map(|(actions, log)| thief_body(deque, deque.stealer(&worker), actions.clone(), log, phase))
+            .map(|(actions, log)| {
+                thief_body(deque, deque.stealer(&worker), actions.clone(), log, phase)
+            })
             .collect();
         let mut owner = || {
             for action in &round.owner {
@@ -265,11 +316,17 @@ fn thief_body<D: DequeUnderTest>(
             let (operation, outcome) = match action {
                 ThiefAction::Steal => (Operation::Steal, deque.steal(&stealer)),
                 ThiefAction::StealBatch { limit } => (
-                    Operation::StealBatch { limit, and_pop: false },
+                    Operation::StealBatch {
+                        limit,
+                        and_pop: false,
+                    },
                     deque.steal_batch(&stealer, &destination, limit, false),
                 ),
                 ThiefAction::StealBatchAndPop { limit } => (
-                    Operation::StealBatch { limit, and_pop: true },
+                    Operation::StealBatch {
+                        limit,
+                        and_pop: true,
+                    },
                     deque.steal_batch(&stealer, &destination, limit, true),
                 ),
             };
@@ -283,9 +340,13 @@ fn thief_body<D: DequeUnderTest>(
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ChaseLev;
 
-deque_under_test!(ChaseLev, chase_lev, |_family, fifo, capacity, bounded| match (fifo, bounded) {
-    (false, false) => chase_lev::Worker::with_capacity(capacity),
-    (true, false) => chase_lev::Worker::new_fifo_with_capacity(capacity),
-    (false, true) => chase_lev::Worker::new_lifo_bounded(capacity),
-    (true, true) => chase_lev::Worker::new_fifo_bounded(capacity),
-});
+deque_under_test!(
+    ChaseLev,
+    chase_lev,
+    |_family, fifo, capacity, bounded| match (fifo, bounded) {
+        (false, false) => chase_lev::Worker::with_capacity(capacity),
+        (true, false) => chase_lev::Worker::new_fifo_with_capacity(capacity),
+        (false, true) => chase_lev::Worker::new_lifo_bounded(capacity),
+        (true, true) => chase_lev::Worker::new_fifo_bounded(capacity),
+    }
+);

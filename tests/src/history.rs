@@ -103,7 +103,11 @@ impl ThreadLog {
 
     /// Appends one completed operation.
     pub fn record(&mut self, phase: Phase, operation: Operation, outcome: Outcome) {
-        self.entries.push(Entry { phase, operation, outcome });
+        self.entries.push(Entry {
+            phase,
+            operation,
+            outcome,
+        });
     }
 }
 
@@ -129,7 +133,10 @@ pub struct History {
 impl History {
     /// A history of the given threads' logs.
     pub fn new(specification: Specification, threads: Vec<ThreadLog>) -> History {
-        History { specification, threads }
+        History {
+            specification,
+            threads,
+        }
     }
 
     /// The number of operations in the history.
@@ -150,8 +157,14 @@ impl fmt::Display for Operation {
             Operation::TryPush(task) => write!(f, "try_push({task})"),
             Operation::Pop => write!(f, "pop()"),
             Operation::Steal => write!(f, "steal()"),
-            Operation::StealBatch { limit, and_pop: false } => write!(f, "steal_batch(limit {limit})"),
-            Operation::StealBatch { limit, and_pop: true } => {
+            Operation::StealBatch {
+                limit,
+                and_pop: false,
+            } => write!(f, "steal_batch(limit {limit})"),
+            Operation::StealBatch {
+                limit,
+                and_pop: true,
+            } => {
                 write!(f, "steal_batch_and_pop(limit {limit})")
             }
         }
@@ -181,16 +194,28 @@ impl fmt::Display for Entry {
 impl fmt::Display for History {
     /// One line per thread and phase, in program order.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let last_phase = self.threads.iter().flat_map(|log| log.entries.iter().map(|e| e.phase)).max();
+        let last_phase = self
+            .threads
+            .iter()
+            .flat_map(|log| log.entries.iter().map(|e| e.phase))
+            .max();
         let Some(last_phase) = last_phase else {
             return writeln!(f, "    (no operation)");
         };
         for phase in 0..=last_phase {
             for (thread, log) in self.threads.iter().enumerate() {
-                let entries: Vec<String> =
-                    log.entries.iter().filter(|e| e.phase == phase).map(|e| e.to_string()).collect();
+                let entries: Vec<String> = log
+                    .entries
+                    .iter()
+                    .filter(|e| e.phase == phase)
+                    .map(|e| e.to_string())
+                    .collect();
                 if !entries.is_empty() {
-                    writeln!(f, "    phase {phase} thread {thread}: {}", entries.join("; "))?;
+                    writeln!(
+                        f,
+                        "    phase {phase} thread {thread}: {}",
+                        entries.join("; ")
+                    )?;
                 }
             }
         }

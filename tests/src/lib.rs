@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod checker;
+pub mod drivers;
 pub mod explanation;
 pub mod harness;
 pub mod history;

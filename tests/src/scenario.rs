@@ -90,13 +90,27 @@ impl Shape {
     /// Scenarios for hardware threads: 3 thieves, enough work per round for
     /// the threads to overlap.
     pub fn hardware() -> Shape {
-        Shape { thieves: 3, rounds: 3, owner_actions: 40, thief_actions: 16, initial_tasks: 24, capacity: 4 }
+        Shape {
+            thieves: 3,
+            rounds: 3,
+            owner_actions: 64,
+            thief_actions: 32,
+            initial_tasks: 24,
+            capacity: 4,
+        }
     }
 
     /// Scenarios for shuttle: 4 thieves (5 threads), short rounds, so that a
     /// schedule is cheap and thousands of them fit in a test.
     pub fn shuttle() -> Shape {
-        Shape { thieves: 4, rounds: 2, owner_actions: 10, thief_actions: 4, initial_tasks: 8, capacity: 4 }
+        Shape {
+            thieves: 4,
+            rounds: 2,
+            owner_actions: 10,
+            thief_actions: 4,
+            initial_tasks: 8,
+            capacity: 4,
+        }
     }
 }
 
@@ -136,11 +150,13 @@ pub fn scenarios(shape: Shape) -> impl Strategy<Value = Scenario> {
         0..=shape.initial_tasks,
         proptest::collection::vec(round(shape), 1..=shape.rounds.max(1)),
     )
-        .prop_map(|(flavor, bounded, capacity, initial_tasks, rounds)| Scenario {
-            flavor,
-            bounded,
-            capacity,
-            initial_tasks,
-            rounds,
-        })
+        .prop_map(
+            |(flavor, bounded, capacity, initial_tasks, rounds)| Scenario {
+                flavor,
+                bounded,
+                capacity,
+                initial_tasks,
+                rounds,
+            },
+        )
 }

@@ -35,7 +35,10 @@ pub(crate) enum Step {
     Full,
     PopSome(Task),
     PopNone,
-    Steal { task: Task, batch: Option<BatchStart> },
+    Steal {
+        task: Task,
+        batch: Option<BatchStart>,
+    },
     Empty,
     Retry,
     /// An outcome no sequential execution can produce (a steal that reports
@@ -53,11 +56,19 @@ pub enum Refusal {
     /// (or is not bounded at all).
     FullWhenNotFull { len: usize, bound: Option<usize> },
     /// The task is not at the end the operation takes from.
-    WrongTask { wanted: Task, end: End, found: Option<Task> },
+    WrongTask {
+        wanted: Task,
+        end: End,
+        found: Option<Task>,
+    },
     /// An operation reported empty while tasks were present.
     NotEmpty { len: usize },
     /// A batch took more than `min((len + 1) / 2, limit)` tasks.
-    BatchTooLarge { count: usize, len: usize, limit: usize },
+    BatchTooLarge {
+        count: usize,
+        len: usize,
+        limit: usize,
+    },
     /// An outcome no sequential execution produces.
     Impossible(&'static str),
 }
@@ -123,12 +134,26 @@ pub(crate) struct Applied {
 pub struct SequentialDeque {
     specification: Specification,
     tasks: VecDeque<Task>,
+    /// Checks that depend on how many tasks are present (a batch's size, a
+    /// full bounded deque); the minimiser switches them off (see
+    /// `explanation`).
+    length_rules: bool,
 }
 
 impl SequentialDeque {
     /// An empty deque of the given specification.
     pub fn new(specification: Specification) -> SequentialDeque {
-        SequentialDeque { specification, tasks: VecDeque::new() }
+        SequentialDeque {
+            specification,
+            tasks: VecDeque::new(),
+            length_rules: true,
+        }
+    }
+
+    /// Switches off the rules that depend on how many tasks are present.
+    pub(crate) fn without_length_rules(mut self) -> SequentialDeque {
+        self.length_rules = false;
+        self
     }
 
     /// The tasks, oldest first.
@@ -176,36 +201,54 @@ impl SequentialDeque {
     }
 
     fn is_full(&self) -> bool {
-        self.specification.bound.is_some_and(|bound| self.tasks.len() >= bound)
+        self.specification
+            .bound
+            .is_some_and(|bound| self.tasks.len() >= bound)
     }
 
     /// Applies one step, or says why it cannot be applied now.
     pub(crate) fn apply(&mut self, step: &Step) -> Result<Applied, Refusal> {
-        let unchanged = Applied { undo: Undo::Nothing, moved_top: false };
+        let unchanged = Applied {
+            undo: Undo::Nothing,
+            moved_top: false,
+        };
         match *step {
             Step::Push(task) => {
                 if let (true, Some(bound)) = (self.is_full(), self.specification.bound) {
                     return Err(Refusal::PushWhenFull { bound });
                 }
                 self.tasks.push_back(task);
-                Ok(Applied { undo: Undo::RemoveBack, moved_top: false })
+                Ok(Applied {
+                    undo: Undo::RemoveBack,
+                    moved_top: false,
+                })
             }
             Step::Full => {
-                if self.is_full() {
+                if self.is_full() || !self.length_rules {
                     Ok(unchanged)
                 } else {
-                    Err(Refusal::FullWhenNotFull { len: self.tasks.len(), bound: self.specification.bound })
+                    Err(Refusal::FullWhenNotFull {
+                        len: self.tasks.len(),
+                        bound: self.specification.bound,
+                    })
                 }
             }
             Step::PopSome(task) => match self.specification.flavor {
                 Flavor::Lifo => {
                     if self.tasks.back() != Some(&task) {
-                        return Err(Refusal::WrongTask { wanted: task, end: End::Newest, found: self.tasks.back().copied() });
+                        return Err(Refusal::WrongTask {
+                            wanted: task,
+                            end: End::Newest,
+                            found: self.tasks.back().copied(),
+                        });
                     }
                     // Taking the only task is the owner's CAS on top.
                     let moved_top = self.tasks.len() == 1;
                     self.tasks.pop_back();
-                    Ok(Applied { undo: Undo::RestoreBack(task), moved_top })
+                    Ok(Applied {
+                        undo: Undo::RestoreBack(task),
+                        moved_top,
+                    })
                 }
                 Flavor::Fifo => self.take_oldest(task),
             },
@@ -213,11 +256,13 @@ impl SequentialDeque {
                 if self.tasks.is_empty() {
                     Ok(unchanged)
                 } else {
-                    Err(Refusal::NotEmpty { len: self.tasks.len() })
+                    Err(Refusal::NotEmpty {
+                        len: self.tasks.len(),
+                    })
                 }
             }
             Step::Steal { task, batch } => {
-                if let Some(BatchStart { count, limit }) = batch {
+                if let (Some(BatchStart { count, limit }), true) = (batch, self.length_rules) {
                     let len = self.tasks.len();
                     if count > len.div_ceil(2).min(limit) {
                         return Err(Refusal::BatchTooLarge { count, len, limit });
@@ -232,10 +277,17 @@ impl SequentialDeque {
 
     fn take_oldest(&mut self, task: Task) -> Result<Applied, Refusal> {
         if self.tasks.front() != Some(&task) {
-            return Err(Refusal::WrongTask { wanted: task, end: End::Oldest, found: self.tasks.front().copied() });
+            return Err(Refusal::WrongTask {
+                wanted: task,
+                end: End::Oldest,
+                found: self.tasks.front().copied(),
+            });
         }
         self.tasks.pop_front();
-        Ok(Applied { undo: Undo::RestoreFront(task), moved_top: true })
+        Ok(Applied {
+            undo: Undo::RestoreFront(task),
+            moved_top: true,
+        })
     }
 
     /// Takes back a step applied by [`apply`](SequentialDeque::apply).
@@ -256,7 +308,10 @@ mod tests {
     use super::*;
 
     fn lifo() -> SequentialDeque {
-        SequentialDeque::new(Specification { flavor: Flavor::Lifo, bound: None })
+        SequentialDeque::new(Specification {
+            flavor: Flavor::Lifo,
+            bound: None,
+        })
     }
 
     #[test]
@@ -276,15 +331,37 @@ mod tests {
         for task in 1..=4 {
             deque.try_push(task).unwrap();
         }
-        let too_many = Step::Steal { task: 1, batch: Some(BatchStart { count: 3, limit: 32 }) };
-        assert_eq!(deque.apply(&too_many).unwrap_err(), Refusal::BatchTooLarge { count: 3, len: 4, limit: 32 });
-        let half = Step::Steal { task: 1, batch: Some(BatchStart { count: 2, limit: 32 }) };
+        let too_many = Step::Steal {
+            task: 1,
+            batch: Some(BatchStart {
+                count: 3,
+                limit: 32,
+            }),
+        };
+        assert_eq!(
+            deque.apply(&too_many).unwrap_err(),
+            Refusal::BatchTooLarge {
+                count: 3,
+                len: 4,
+                limit: 32
+            }
+        );
+        let half = Step::Steal {
+            task: 1,
+            batch: Some(BatchStart {
+                count: 2,
+                limit: 32,
+            }),
+        };
         assert!(deque.apply(&half).is_ok());
     }
 
     #[test]
     fn a_bounded_deque_is_full_at_its_bound_only() {
-        let mut deque = SequentialDeque::new(Specification { flavor: Flavor::Fifo, bound: Some(2) });
+        let mut deque = SequentialDeque::new(Specification {
+            flavor: Flavor::Fifo,
+            bound: Some(2),
+        });
         assert!(deque.apply(&Step::Full).is_err());
         deque.try_push(1).unwrap();
         deque.try_push(2).unwrap();
@@ -299,7 +376,14 @@ mod tests {
         for task in 1..=3 {
             deque.try_push(task).unwrap();
         }
-        for step in [Step::Steal { task: 1, batch: None }, Step::PopSome(3), Step::Push(9)] {
+        for step in [
+            Step::Steal {
+                task: 1,
+                batch: None,
+            },
+            Step::PopSome(3),
+            Step::Push(9),
+        ] {
             let applied = deque.apply(&step).unwrap();
             deque.undo(applied.undo);
             assert_eq!(deque.tasks().collect::<Vec<_>>(), vec![1, 2, 3]);

@@ -1,11 +1,19 @@
 //! The checker against hand-written histories: each test is one rule of the
 //! specification or of the precedence model, shown accepted and rejected.
 
-use chase_lev_tests::history::{Flavor, History, Operation, Outcome, Phase, Specification, ThreadLog};
+use chase_lev_tests::history::{
+    Flavor, History, Operation, Outcome, Phase, Specification, ThreadLog,
+};
 use chase_lev_tests::{check, explain};
 
-const LIFO: Specification = Specification { flavor: Flavor::Lifo, bound: None };
-const FIFO: Specification = Specification { flavor: Flavor::Fifo, bound: None };
+const LIFO: Specification = Specification {
+    flavor: Flavor::Lifo,
+    bound: None,
+};
+const FIFO: Specification = Specification {
+    flavor: Flavor::Fifo,
+    bound: None,
+};
 
 /// A thread log written as (phase, operation, outcome) triples.
 fn log(entries: &[(Phase, Operation, Outcome)]) -> ThreadLog {
@@ -29,7 +37,14 @@ fn steal(phase: Phase, outcome: Outcome) -> (Phase, Operation, Outcome) {
 }
 
 fn batch(phase: Phase, limit: usize, tasks: &[u64]) -> (Phase, Operation, Outcome) {
-    (phase, Operation::StealBatch { limit, and_pop: false }, Outcome::Stolen(tasks.to_vec()))
+    (
+        phase,
+        Operation::StealBatch {
+            limit,
+            and_pop: false,
+        },
+        Outcome::Stolen(tasks.to_vec()),
+    )
 }
 
 fn stolen(task: u64) -> Outcome {
@@ -42,7 +57,13 @@ fn linearizable(specification: Specification, threads: Vec<ThreadLog>) -> bool {
 
 #[test]
 fn a_sequential_lifo_history_is_linearizable() {
-    let owner = log(&[push(0, 1), push(0, 2), pop(0, Some(2)), pop(0, Some(1)), pop(0, None)]);
+    let owner = log(&[
+        push(0, 1),
+        push(0, 2),
+        pop(0, Some(2)),
+        pop(0, Some(1)),
+        pop(0, None),
+    ]);
     assert!(linearizable(LIFO, vec![owner]));
 }
 
@@ -62,8 +83,14 @@ fn a_fifo_owner_pops_the_oldest() {
 #[test]
 fn a_thief_takes_the_oldest_not_the_newest() {
     let owner = log(&[push(0, 1), push(0, 2)]);
-    assert!(linearizable(LIFO, vec![owner.clone(), log(&[steal(1, stolen(1))])]));
-    assert!(!linearizable(LIFO, vec![owner, log(&[steal(1, stolen(2))])]));
+    assert!(linearizable(
+        LIFO,
+        vec![owner.clone(), log(&[steal(1, stolen(1))])]
+    ));
+    assert!(!linearizable(
+        LIFO,
+        vec![owner, log(&[steal(1, stolen(2))])]
+    ));
 }
 
 #[test]
@@ -151,9 +178,18 @@ fn a_retry_changes_nothing() {
 #[test]
 fn a_batch_takes_at_most_half_rounded_up() {
     let owner = log(&[push(0, 1), push(0, 2), push(0, 3), push(0, 4), push(0, 5)]);
-    assert!(linearizable(LIFO, vec![owner.clone(), log(&[batch(1, 32, &[1, 2, 3])])]));
-    assert!(!linearizable(LIFO, vec![owner.clone(), log(&[batch(1, 32, &[1, 2, 3, 4])])]));
-    assert!(!linearizable(LIFO, vec![owner, log(&[batch(1, 2, &[1, 2, 3])])]));
+    assert!(linearizable(
+        LIFO,
+        vec![owner.clone(), log(&[batch(1, 32, &[1, 2, 3])])]
+    ));
+    assert!(!linearizable(
+        LIFO,
+        vec![owner.clone(), log(&[batch(1, 32, &[1, 2, 3, 4])])]
+    ));
+    assert!(!linearizable(
+        LIFO,
+        vec![owner, log(&[batch(1, 2, &[1, 2, 3])])]
+    ));
 }
 
 #[test]
@@ -162,35 +198,72 @@ fn a_batch_counts_half_of_the_length_at_its_first_steal() {
     // steal comes after the fifth push, but not if the owner then popped two
     // before the batch could have started... in the same phase it can.
     let owner = log(&[push(0, 1), push(0, 2), push(0, 3), push(1, 4), push(1, 5)]);
-    assert!(linearizable(LIFO, vec![owner.clone(), log(&[batch(1, 32, &[1, 2, 3])])]));
+    assert!(linearizable(
+        LIFO,
+        vec![owner.clone(), log(&[batch(1, 32, &[1, 2, 3])])]
+    ));
     let owner_before = log(&[push(0, 1), push(0, 2), push(0, 3), push(2, 4), push(2, 5)]);
-    assert!(!linearizable(LIFO, vec![owner_before, log(&[batch(1, 32, &[1, 2, 3])])]));
+    assert!(!linearizable(
+        LIFO,
+        vec![owner_before, log(&[batch(1, 32, &[1, 2, 3])])]
+    ));
 }
 
 #[test]
 fn a_batch_is_a_sequence_of_single_steals_of_the_oldest() {
     // Another thief's steal may fall between the batch's steals.
-    let owner = log(&[push(0, 1), push(0, 2), push(0, 3), push(0, 4), push(0, 5), push(0, 6)]);
+    let owner = log(&[
+        push(0, 1),
+        push(0, 2),
+        push(0, 3),
+        push(0, 4),
+        push(0, 5),
+        push(0, 6),
+    ]);
     let batch_thief = log(&[batch(1, 32, &[1, 3])]);
     let rival = log(&[steal(1, stolen(2))]);
     assert!(linearizable(LIFO, vec![owner.clone(), batch_thief, rival]));
     // Taken from the wrong end: never the oldest.
-    assert!(!linearizable(LIFO, vec![owner, log(&[batch(1, 32, &[6, 5])])]));
+    assert!(!linearizable(
+        LIFO,
+        vec![owner, log(&[batch(1, 32, &[6, 5])])]
+    ));
 }
 
 #[test]
 fn a_bounded_deque_reports_full_only_at_its_bound() {
-    let bounded = Specification { flavor: Flavor::Lifo, bound: Some(2) };
+    let bounded = Specification {
+        flavor: Flavor::Lifo,
+        bound: Some(2),
+    };
     let try_push = |phase, task, outcome| (phase, Operation::TryPush(task), outcome);
-    let full = log(&[try_push(0, 1, Outcome::Pushed), try_push(0, 2, Outcome::Pushed), try_push(0, 3, Outcome::Full)]);
+    let full = log(&[
+        try_push(0, 1, Outcome::Pushed),
+        try_push(0, 2, Outcome::Pushed),
+        try_push(0, 3, Outcome::Full),
+    ]);
     assert!(linearizable(bounded, vec![full]));
-    let early = log(&[try_push(0, 1, Outcome::Pushed), try_push(0, 2, Outcome::Full)]);
+    let early = log(&[
+        try_push(0, 1, Outcome::Pushed),
+        try_push(0, 2, Outcome::Full),
+    ]);
     assert!(!linearizable(bounded, vec![early]));
-    let over = log(&[try_push(0, 1, Outcome::Pushed), try_push(0, 2, Outcome::Pushed), try_push(0, 3, Outcome::Pushed)]);
+    let over = log(&[
+        try_push(0, 1, Outcome::Pushed),
+        try_push(0, 2, Outcome::Pushed),
+        try_push(0, 3, Outcome::Pushed),
+    ]);
     assert!(!linearizable(bounded, vec![over]));
     // A concurrent steal may make room, or not yet.
-    let owner = log(&[try_push(0, 1, Outcome::Pushed), try_push(0, 2, Outcome::Pushed), try_push(1, 3, Outcome::Full)]);
-    assert!(linearizable(bounded, vec![owner, log(&[steal(1, stolen(1))])]));
+    let owner = log(&[
+        try_push(0, 1, Outcome::Pushed),
+        try_push(0, 2, Outcome::Pushed),
+        try_push(1, 3, Outcome::Full),
+    ]);
+    assert!(linearizable(
+        bounded,
+        vec![owner, log(&[steal(1, stolen(1))])]
+    ));
 }
 
 #[test]
@@ -211,7 +284,50 @@ fn the_explanation_is_the_few_operations_that_cannot_be_ordered() {
     let explanation = explain(&history).expect("task 33 was taken twice");
     println!("{explanation}");
     let minimal = &explanation.minimal.history;
-    assert!(minimal.len() <= 3, "the minimal sub-history has {} operations", minimal.len());
-    let culprit = minimal.threads[2].entries.iter().any(|entry| entry.outcome == stolen(33));
+    assert!(
+        minimal.len() <= 3,
+        "the minimal sub-history has {} operations",
+        minimal.len()
+    );
+    let culprit = minimal.threads[2]
+        .entries
+        .iter()
+        .any(|entry| entry.outcome == stolen(33));
     assert!(culprit, "the minimal sub-history keeps the duplicate steal");
+}
+
+#[test]
+fn removing_tasks_never_makes_an_explanation_of_a_batch_size() {
+    // A batch of two out of four tasks is fine; without the other two tasks
+    // it would not be, so the minimiser must not remove them: it removes
+    // only task-less operations here, and the history stays linearizable.
+    let owner = log(&[
+        push(0, 1),
+        push(0, 2),
+        push(0, 3),
+        push(0, 4),
+        pop(1, Some(4)),
+        pop(1, Some(3)),
+    ]);
+    let thief = log(&[batch(1, 32, &[1, 2])]);
+    assert!(linearizable(LIFO, vec![owner.clone(), thief]));
+    // Taking three of four is too many: the explanation keeps every task.
+    let owner = log(&[
+        push(0, 1),
+        push(0, 2),
+        push(0, 3),
+        push(0, 4),
+        pop(2, Some(4)),
+        pop(2, None),
+    ]);
+    let greedy = log(&[batch(1, 32, &[1, 2, 3])]);
+    let explanation =
+        explain(&History::new(LIFO, vec![owner, greedy])).expect("three of four is more than half");
+    println!("{explanation}");
+    assert!(!explanation.tasks_removed);
+    assert_eq!(
+        explanation.minimal.history.len(),
+        6,
+        "all but the final pop that found nothing"
+    );
 }

@@ -1,0 +1,292 @@
+//! Proof that the checker bites: each planted bug must be reported
+//! non-linearizable by each driver, within that driver's default budget.
+//! Each test prints the driver, how many scenarios and executions (or
+//! schedules) it took, and the minimal explanation of the shrunk failure.
+//!
+//! The bugs:
+//! - a thief that takes the newest task: the deque's `StealFromBottom` mutant;
+//! - an owner pop that skips the last-element CAS: `SkipLastCas`;
+//! - a steal without CAS, a batch steal that takes more than half, a batch
+//!   steal that takes from the wrong end: a small deliberately broken deque
+//!   (tests/common/broken_deque.rs), whose unbroken version is a control.
+//!
+//! Budgets: `CHASE_LEV_PLANTED_CASES`, `CHASE_LEV_PLANTED_RUNS` (hardware),
+//! `CHASE_LEV_PLANTED_SCHEDULES` (shuttle), `CHASE_LEV_SEED`.
+
+mod common;
+
+use chase_lev_tests::drivers::{budget, hunt, on_hardware_threads, Hunt, HuntBudget};
+use chase_lev_tests::harness::DequeUnderTest;
+use chase_lev_tests::scenario::Shape;
+use common::broken_deque::{BrokenDeque, Flaw, ShuttleAtomics, StdAtomics};
+use common::{under_shuttle, MutantChaseLev, Schedules, ShuttleChaseLev};
+
+fn limits(default_cases: u64) -> HuntBudget {
+    HuntBudget {
+        cases: budget("CHASE_LEV_PLANTED_CASES", default_cases) as u32,
+        seed: budget("CHASE_LEV_SEED", 2013),
+        shrink_iterations: 16,
+    }
+}
+
+fn on_hardware<D: DequeUnderTest>(deque: D) -> (String, Hunt) {
+    let runs = budget("CHASE_LEV_PLANTED_RUNS", 20);
+    let found = hunt(Shape::hardware(), limits(64), |scenario| {
+        on_hardware_threads(&deque, scenario, runs)
+    });
+    ("hardware threads".to_string(), found)
+}
+
+fn under<D: DequeUnderTest>(deque: D, kind: Schedules) -> (String, Hunt) {
+    let schedules = budget("CHASE_LEV_PLANTED_SCHEDULES", 1000);
+    let seed = budget("CHASE_LEV_SEED", 2013);
+    let found = hunt(Shape::shuttle(), limits(8), |scenario| {
+        under_shuttle(&deque, scenario, kind, schedules, seed)
+    });
+    (kind.name(), found)
+}
+
+/// Asserts that the hunt caught the bug, and prints how.
+fn assert_caught(bug: &str, (driver, found): (String, Hunt)) {
+    let unit = if driver.starts_with("shuttle") {
+        "schedules"
+    } else {
+        "executions"
+    };
+    match found.failure {
+        Some((scenario, explanation)) => {
+            println!(
+                "PLANTED BUG \"{bug}\": caught by {driver} after {} scenario(s), {} {unit}\n\
+                 shrunk scenario: {scenario:?}\n{explanation}",
+                found.cases, found.executions
+            );
+        }
+        None => panic!(
+            "planted bug \"{bug}\" was NOT caught by {driver} in {} scenarios, {} {unit}",
+            found.cases, found.executions
+        ),
+    }
+}
+
+/// Asserts that a control (no bug) passes the same hunt.
+fn assert_passes(what: &str, (driver, found): (String, Hunt)) {
+    if let Some((scenario, explanation)) = found.failure {
+        panic!("{what} failed under {driver}: {scenario:?}\n{explanation}");
+    }
+    println!(
+        "{what}: linearizable under {driver} ({} scenarios, {} runs)",
+        found.cases, found.executions
+    );
+}
+
+const THIEF_TAKES_NEWEST: &str = "a thief that takes the newest task (mutant StealFromBottom)";
+const SKIP_LAST_CAS: &str = "an owner pop that skips the last-element CAS (mutant SkipLastCas)";
+const STEAL_WITHOUT_CAS: &str = "a steal without CAS (broken deque)";
+const BATCH_TAKES_ALL: &str = "a batch steal that takes more than half (broken deque)";
+const BATCH_WRONG_END: &str = "a batch steal that takes from the wrong end (broken deque)";
+
+mod hardware_threads {
+    use super::*;
+    use chase_lev_mutants::Mutant;
+
+    #[test]
+    fn a_thief_that_takes_the_newest_task_is_caught() {
+        assert_caught(
+            THIEF_TAKES_NEWEST,
+            on_hardware(MutantChaseLev {
+                mutant: Some(Mutant::StealFromBottom),
+            }),
+        );
+    }
+
+    #[test]
+    fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
+        assert_caught(
+            SKIP_LAST_CAS,
+            on_hardware(MutantChaseLev {
+                mutant: Some(Mutant::SkipLastCas),
+            }),
+        );
+    }
+
+    #[test]
+    fn a_steal_without_cas_is_caught() {
+        assert_caught(
+            STEAL_WITHOUT_CAS,
+            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::StealWithoutCas)),
+        );
+    }
+
+    #[test]
+    fn a_batch_steal_that_takes_more_than_half_is_caught() {
+        assert_caught(
+            BATCH_TAKES_ALL,
+            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::BatchTakesAll)),
+        );
+    }
+
+    #[test]
+    fn a_batch_steal_from_the_wrong_end_is_caught() {
+        assert_caught(
+            BATCH_WRONG_END,
+            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::BatchFromWrongEnd)),
+        );
+    }
+
+    #[test]
+    fn the_unbroken_controls_pass() {
+        assert_passes(
+            "the broken deque without a flaw",
+            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::None)),
+        );
+        assert_passes(
+            "the mutant build without a mutant",
+            on_hardware(MutantChaseLev { mutant: None }),
+        );
+    }
+}
+
+mod shuttle_random {
+    use super::*;
+    use chase_lev_shuttle::Mutant;
+
+    const RANDOM: Schedules = Schedules::Random;
+
+    #[test]
+    fn a_thief_that_takes_the_newest_task_is_caught() {
+        assert_caught(
+            THIEF_TAKES_NEWEST,
+            under(
+                ShuttleChaseLev {
+                    mutant: Some(Mutant::StealFromBottom),
+                },
+                RANDOM,
+            ),
+        );
+    }
+
+    #[test]
+    fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
+        assert_caught(
+            SKIP_LAST_CAS,
+            under(
+                ShuttleChaseLev {
+                    mutant: Some(Mutant::SkipLastCas),
+                },
+                RANDOM,
+            ),
+        );
+    }
+
+    #[test]
+    fn a_steal_without_cas_is_caught() {
+        assert_caught(
+            STEAL_WITHOUT_CAS,
+            under(
+                BrokenDeque::<ShuttleAtomics>::new(Flaw::StealWithoutCas),
+                RANDOM,
+            ),
+        );
+    }
+
+    #[test]
+    fn a_batch_steal_that_takes_more_than_half_is_caught() {
+        assert_caught(
+            BATCH_TAKES_ALL,
+            under(
+                BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchTakesAll),
+                RANDOM,
+            ),
+        );
+    }
+
+    #[test]
+    fn a_batch_steal_from_the_wrong_end_is_caught() {
+        assert_caught(
+            BATCH_WRONG_END,
+            under(
+                BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchFromWrongEnd),
+                RANDOM,
+            ),
+        );
+    }
+
+    #[test]
+    fn the_unbroken_control_passes() {
+        assert_passes(
+            "the broken deque without a flaw",
+            under(BrokenDeque::<ShuttleAtomics>::new(Flaw::None), RANDOM),
+        );
+    }
+}
+
+mod shuttle_pct {
+    use super::*;
+    use chase_lev_shuttle::Mutant;
+
+    const PCT: Schedules = Schedules::Pct { depth: 3 };
+
+    #[test]
+    fn a_thief_that_takes_the_newest_task_is_caught() {
+        assert_caught(
+            THIEF_TAKES_NEWEST,
+            under(
+                ShuttleChaseLev {
+                    mutant: Some(Mutant::StealFromBottom),
+                },
+                PCT,
+            ),
+        );
+    }
+
+    #[test]
+    fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
+        assert_caught(
+            SKIP_LAST_CAS,
+            under(
+                ShuttleChaseLev {
+                    mutant: Some(Mutant::SkipLastCas),
+                },
+                PCT,
+            ),
+        );
+    }
+
+    #[test]
+    fn a_steal_without_cas_is_caught() {
+        assert_caught(
+            STEAL_WITHOUT_CAS,
+            under(
+                BrokenDeque::<ShuttleAtomics>::new(Flaw::StealWithoutCas),
+                PCT,
+            ),
+        );
+    }
+
+    #[test]
+    fn a_batch_steal_that_takes_more_than_half_is_caught() {
+        assert_caught(
+            BATCH_TAKES_ALL,
+            under(BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchTakesAll), PCT),
+        );
+    }
+
+    #[test]
+    fn a_batch_steal_from_the_wrong_end_is_caught() {
+        assert_caught(
+            BATCH_WRONG_END,
+            under(
+                BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchFromWrongEnd),
+                PCT,
+            ),
+        );
+    }
+
+    #[test]
+    fn the_unbroken_control_passes() {
+        assert_passes(
+            "the broken deque without a flaw",
+            under(BrokenDeque::<ShuttleAtomics>::new(Flaw::None), PCT),
+        );
+    }
+}
