@@ -3,12 +3,16 @@
 #
 # For each bug named on the command line (default: all of them), this copies
 # the last commit (HEAD, so that uncommitted work in the tree does not get in
-# the way) to a temporary directory, plants the bug in
-# the copy's deque/src with sed (the real deque is never touched), builds the
-# `ops` target there, fuzzes it from the committed seeds only, and reports how
-# long libFuzzer took to crash. A bug that is not found within
-# PLANTED_BUG_SECONDS (default 60, the CI budget of one target) fails the
-# script.
+# the way) to a temporary directory, plants the bug in the copy's deque/src
+# with sed (the real deque is never touched), builds the `ops` target there,
+# fuzzes it with the options CI uses (fuzz/options.sh), and reports how long
+# libFuzzer took to crash. A bug that is not found within PLANTED_BUG_SECONDS
+# (default 60, the CI budget of one target) fails the script.
+#
+# PLANTED_BUG_START=empty (the default) starts from an empty corpus, which
+# shows what the fuzzer finds on its own; PLANTED_BUG_START=seeds starts from
+# the committed seeds, as CI does (some seeds shrink a buffer holding tasks,
+# so the shrink bug is then found at once).
 #
 #   fuzz/planted-bug.sh                      # every bug
 #   fuzz/planted-bug.sh shrink-drops-newest  # one bug
@@ -20,12 +24,13 @@ set -euo pipefail
 fuzz_dir=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$fuzz_dir/.." && pwd)
 budget=${PLANTED_BUG_SECONDS:-60}
+start_from=${PLANTED_BUG_START:-empty}
 toolchain=${FUZZ_TOOLCHAIN:-nightly}
 
 # name | file under deque/src | sed script | what the bug is
 bugs=(
   "shrink-drops-newest|worker.rs|/fn shrink(/,/^    }/ s/self.replace_buffer(bottom, top, new_capacity)/self.replace_buffer(bottom - 1, top, new_capacity)/|shrink copies one task too few (the newest is lost)"
-  "batch-limit-ignored|stealer.rs|s/let wanted = len.div_ceil(2).min(limit);/let wanted = len.div_ceil(2);/|a batch steal ignores its limit"
+  "batch-limit-ignored|stealer.rs|s/let wanted = len.div_ceil(2).min(limit)/let wanted = len.div_ceil(2)/|a batch steal ignores its limit"
   "bound-off-by-one|worker.rs|s/if bottom - top >= self.limit.get() {/if bottom - top > self.limit.get() {/|push lets one task more than the limit in"
 )
 
@@ -38,8 +43,9 @@ if [ ${#selected[@]} -eq 0 ]; then
   for bug in "${bugs[@]}"; do selected+=("${bug%%|*}"); done
 fi
 
-# The same sanitizer settings as run.sh (see there).
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_stack_use_after_return=0"
+# shellcheck source=options.sh
+. "$fuzz_dir/options.sh"
+fuzz_options ops
 scratch=$(mktemp -d /tmp/chase-lev-planted-bug.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 failures=0
@@ -70,7 +76,9 @@ for name in "${selected[@]}"; do
   corpus="$scratch/$name-corpus"
   artifacts="$scratch/$name-artifacts/"
   mkdir -p "$corpus" "$artifacts"
-  cp "$fuzz_dir"/corpus/ops/seed-* "$corpus"/ 2>/dev/null || true
+  if [ "$start_from" = seeds ]; then
+    cp "$fuzz_dir"/corpus/ops/seed-* "$corpus"/
+  fi
   (cd "$copy/fuzz" && cargo "+$toolchain" fuzz build ops --target-dir "$fuzz_dir/target/planted-bug" >"$scratch/$name-build.log" 2>&1) || {
     cat "$scratch/$name-build.log" >&2
     exit 2
@@ -79,7 +87,7 @@ for name in "${selected[@]}"; do
   start=$(date +%s%N)
   set +e
   (cd "$copy/fuzz" && cargo "+$toolchain" fuzz run ops --target-dir "$fuzz_dir/target/planted-bug" "$corpus" -- \
-    -max_total_time="$budget" -artifact_prefix="$artifacts" -dict="$fuzz_dir/ops.dict" -detect_leaks=0 >"$log" 2>&1)
+    -max_total_time="$budget" -artifact_prefix="$artifacts" "${options[@]}" >"$log" 2>&1)
   status=$?
   set -e
   end=$(date +%s%N)
@@ -87,7 +95,8 @@ for name in "${selected[@]}"; do
   crash=$(ls "$artifacts" 2>/dev/null | head -n 1)
   if [ "$status" -ne 0 ] && [ -n "$crash" ]; then
     runs=$(grep -o '^#[0-9]*' "$log" | tail -n 1)
-    printf 'found %s after %d.%d s (%s runs), budget %s s\n' "$name" $((tenths / 10)) $((tenths % 10)) "${runs#\#}" "$budget"
+    printf 'found %s after %d.%d s (%s runs; budget %s s, started from %s corpus)\n' \
+      "$name" $((tenths / 10)) $((tenths % 10)) "${runs#\#}" "$budget" "$start_from"
     grep -m 1 -A 1 'panicked at' "$log" || grep -m 1 'ERROR: AddressSanitizer' "$log" || true
   else
     echo "NOT FOUND: $name within $budget s (fuzzer exit status $status)"

@@ -5,18 +5,10 @@
 #   fuzz/run.sh                                  # ops, then schedule, 60 s each
 #   FUZZ_SECONDS=3600 FUZZ_TARGETS=ops fuzz/run.sh
 #
-# Two sanitizer settings make the targets 3-12 times faster and lose nothing
-# the harnesses do not check themselves (see fuzz/README.md):
-# -detect_leaks=0, because crossbeam-epoch frees retired buffers during later
-# inputs, so LeakSanitizer would scan the heap after almost every input (task
-# drops are checked exactly by the harnesses' drop log); and ASAN_OPTIONS
-# detect_stack_use_after_return=0, whose fake stacks are collected at every
-# switch between shuttle's coroutine stacks.
-#
 # Each target starts from fuzz/corpus/<target>/ (the committed seed-* files,
-# plus whatever this machine gathered before; the rest is gitignored) and uses
-# fuzz/<target>.dict when there is one. Prints libFuzzer's final line per
-# target (`cov:` is the coverage, `exec/s` the speed); the full log is kept in
+# plus whatever this machine gathered before; the rest is gitignored), with
+# the options of fuzz/options.sh. Prints libFuzzer's final line per target
+# (`cov:` is the coverage, `exec/s` the speed); the full log is kept in
 # fuzz/target/<target>.log. Exits non-zero on the first crash, after printing
 # the end of the log; the crashing input is in fuzz/artifacts/<target>/.
 set -euo pipefail
@@ -26,22 +18,21 @@ seconds=${FUZZ_SECONDS:-60}
 toolchain=${FUZZ_TOOLCHAIN:-nightly}
 targets=${FUZZ_TARGETS:-ops schedule}
 cd "$fuzz_dir"
+# shellcheck source=options.sh
+. "$fuzz_dir/options.sh"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "installing cargo-fuzz"
   cargo install cargo-fuzz --locked
 fi
 
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_stack_use_after_return=0"
+# shellcheck disable=SC2086 # one word per target
 cargo "+$toolchain" fuzz build $targets
 mkdir -p target
 for target in $targets; do
-  options=(-max_total_time="$seconds" -timeout=20 -detect_leaks=0)
-  if [ -f "$target.dict" ]; then
-    options+=(-dict="$fuzz_dir/$target.dict")
-  fi
+  fuzz_options "$target"
   log="$fuzz_dir/target/$target.log"
-  if cargo "+$toolchain" fuzz run "$target" -- "${options[@]}" >"$log" 2>&1; then
+  if cargo "+$toolchain" fuzz run "$target" -- -max_total_time="$seconds" "${options[@]}" >"$log" 2>&1; then
     final=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)
     echo "fuzz $target: no crash in $seconds s: $final"
   else

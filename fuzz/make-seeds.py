@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpus: fuzz/corpus/<target>/seed-<name>.
+
+Each seed is a scenario written out by hand (below), encoded the way the
+`arbitrary` crate (1.x) decodes the targets' input types, so that the seeds
+say what they exercise instead of being opaque fuzzer output. `cargo test`
+in fuzz/ replays them (tests/replay_seeds.rs), and `cargo fuzz fmt <target>
+<file>` prints one decoded. Rerun this script when an input type changes.
+
+Encoding (arbitrary 1.x): an enum is a little-endian u32 `v` choosing variant
+`(v * variants) >> 32`, then its fields; a bool is one byte (odd = true); a
+u8 is one byte; an `Option` is a bool then the value; a collection is, per
+element, a byte 0x01 then the element, ended by a byte 0x00 (or by the end
+of the input for the last field of a target's input).
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def variant(index, count):
+    value = ((2 * index + 1) << 32) // (2 * count)
+    assert (value * count) >> 32 == index
+    return value.to_bytes(4, "little")
+
+
+def boolean(value):
+    return bytes([1 if value else 0])
+
+
+def byte(value):
+    return bytes([value])
+
+
+def option_byte(value):
+    return boolean(False) if value is None else boolean(True) + byte(value)
+
+
+def collection(elements, last_field=False):
+    encoded = b"".join(b"\x01" + element for element in elements)
+    return encoded if last_field else encoded + b"\x00"
+
+
+# ops: chase_lev_fuzz::ops::OpsInput
+TASK_KINDS = ["Word", "OddSized", "Boxed", "ZeroSized"]
+CONSTRUCTORS = ["NewLifo", "NewFifo", "WithCapacity", "FifoWithCapacity", "LifoBounded", "FifoBounded"]
+OPERATIONS = {  # name -> fields, in declaration order
+    "Push": ["worker"],
+    "TryPush": ["worker"],
+    "PushMany": ["worker", "count"],
+    "Pop": ["worker"],
+    "PopMany": ["worker", "count"],
+    "Churn": ["worker", "count"],
+    "StealOne": ["stealer"],
+    "StealBatch": ["stealer", "dest", "limit"],
+    "StealBatchAndPop": ["stealer", "dest", "limit"],
+    "NewStealer": ["worker"],
+    "CloneStealer": ["stealer"],
+    "DropStealer": ["stealer"],
+    "DropWorker": ["worker"],
+}
+
+
+def constructor(name, capacity=None):
+    encoded = variant(CONSTRUCTORS.index(name), len(CONSTRUCTORS))
+    return encoded if capacity is None else encoded + byte(capacity)
+
+
+def operation(name, *values):
+    fields = OPERATIONS[name]
+    assert len(values) == len(fields), name
+    encoded = variant(list(OPERATIONS).index(name), len(OPERATIONS))
+    for field, value in zip(fields, values):
+        encoded += option_byte(value) if field == "limit" else byte(value)
+    return encoded
+
+
+def ops_input(task_kind, first, more, operations):
+    return (
+        variant(TASK_KINDS.index(task_kind), len(TASK_KINDS))
+        + first
+        + collection(more)
+        + collection(operations, last_field=True)
+    )
+
+
+# Worker and stealer arguments are indices among the live ones; every worker
+# starts with one stealer, so stealer i is worker i's until one is dropped.
+OPS_SEEDS = {
+    # Grows from one slot, drains, then hovers at one task until the buffer
+    # shrinks (with a task in it), then empties.
+    "grow-then-shrink-lifo": ops_input("Word", constructor("WithCapacity", 1), [], [
+        operation("PushMany", 0, 20),
+        operation("PopMany", 0, 19),
+        operation("Churn", 0, 12),
+        operation("StealOne", 0),
+        operation("Pop", 0),
+    ]),
+    # The same for a FIFO owner with heap tasks and an odd starting capacity.
+    "grow-then-shrink-fifo-boxed": ops_input("Boxed", constructor("FifoWithCapacity", 3), [], [
+        operation("PushMany", 0, 40),
+        operation("StealOne", 0),
+        operation("PopMany", 0, 37),
+        operation("Churn", 0, 30),
+        operation("PopMany", 0, 3),
+    ]),
+    # Batch steals with and without limits into a bounded worker until it is
+    # full, then into a growable one that must grow.
+    "batches-into-bounded-and-growable": ops_input("OddSized", constructor("NewLifo"),
+        [constructor("LifoBounded", 3), constructor("FifoWithCapacity", 0)], [
+        operation("PushMany", 0, 50),
+        operation("StealBatch", 0, 1, None),
+        operation("StealBatchAndPop", 0, 1, 2),
+        operation("StealBatch", 0, 1, 7),
+        operation("StealBatchAndPop", 0, 1, None),
+        operation("StealBatch", 0, 2, 5),
+        operation("StealBatchAndPop", 0, 2, None),
+        operation("PopMany", 1, 4),
+        operation("StealBatch", 2, 1, None),
+    ]),
+    # Batch steals whose destination is the victim itself, then a worker
+    # dropped while its stealers still hold the deque and its tasks.
+    "self-batches-and-orphaned-stealers": ops_input("Boxed", constructor("NewFifo"), [], [
+        operation("PushMany", 0, 9),
+        operation("StealBatch", 0, 0, None),
+        operation("StealBatchAndPop", 0, 0, 3),
+        operation("NewStealer", 0),
+        operation("CloneStealer", 1),
+        operation("DropWorker", 0),
+        operation("StealOne", 2),
+        operation("DropStealer", 0),
+        operation("StealOne", 0),
+        operation("DropStealer", 1),
+    ]),
+    # Bounded workers of odd bounds and of bound 1: try_push refused, push on
+    # a full one, pops and steals at the bound.
+    "bounded-at-the-bound": ops_input("Word", constructor("FifoBounded", 5),
+        [constructor("LifoBounded", 1)], [
+        operation("PushMany", 0, 7),
+        operation("TryPush", 0),
+        operation("Push", 1),
+        operation("TryPush", 1),
+        operation("StealBatchAndPop", 0, 1, None),
+        operation("Pop", 1),
+        operation("StealBatch", 0, 1, 1),
+        operation("Pop", 0),
+        operation("StealOne", 1),
+        operation("Churn", 0, 9),
+    ]),
+    # Zero-sized tasks: the largest buffer, counting only.
+    "zero-sized-tasks": ops_input("ZeroSized", constructor("WithCapacity", 0),
+        [constructor("FifoBounded", 2)], [
+        operation("PushMany", 0, 100),
+        operation("StealBatch", 0, 1, None),
+        operation("StealBatchAndPop", 0, 1, None),
+        operation("PopMany", 0, 60),
+        operation("StealOne", 0),
+    ]),
+}
+
+# schedule: chase_lev_fuzz::schedule::ScheduleInput
+OWNER_STEPS = ["Push", "Pop"]
+THIEF_STEPS = ["Steal", "StealBatch", "StealBatchAndPop"]
+
+
+def owner_step(name):
+    return variant(OWNER_STEPS.index(name), len(OWNER_STEPS))
+
+
+def thief_step(name, limit=None):
+    encoded = variant(THIEF_STEPS.index(name), len(THIEF_STEPS))
+    return encoded if name == "Steal" else encoded + option_byte(limit)
+
+
+def thief(fifo, bounded, capacity, steps):
+    return boolean(fifo) + boolean(bounded) + byte(capacity) + collection(steps)
+
+
+def schedule_input(fifo, bounded, capacity, prefill, owner, thieves, choices):
+    # capacity is read as 1 + capacity % 8, a destination's as 1 + capacity % 4.
+    return (
+        boolean(fifo) + boolean(bounded) + byte(capacity - 1) + byte(prefill)
+        + collection(owner) + collection(thieves) + bytes(choices)
+    )
+
+
+# Choices: at each point where more than one thread can run, the next byte
+# picks one (modulo how many); after the last byte nobody is preempted.
+ALTERNATE = [0, 1] * 24
+SCHEDULE_SEEDS = {
+    # The owner pops the last task while a thief steals it.
+    "last-task-race": schedule_input(False, False, 1, 1, [owner_step("Pop")],
+        [thief(False, False, 0, [thief_step("Steal")])], [1, 0, 1, 0, 0, 1, 1, 0]),
+    # The owner grows the buffer while a thief holds the old one.
+    "grow-while-stealing": schedule_input(False, False, 1, 1, [owner_step("Push")] * 5,
+        [thief(False, False, 0, [thief_step("Steal"), thief_step("StealBatchAndPop", 3)])], ALTERNATE),
+    # A FIFO owner's pops race a batch claim of the oldest half.
+    "fifo-batch-against-pops": schedule_input(True, False, 8, 6, [owner_step("Pop"), owner_step("Pop"), owner_step("Push")],
+        [thief(True, False, 2, [thief_step("StealBatch"), thief_step("Steal")])], [1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0] * 3),
+    # Two thieves and a bounded owner at its bound; one batch goes into a
+    # bounded destination of one slot.
+    "two-thieves-bounded": schedule_input(False, True, 2, 2, [owner_step("Pop"), owner_step("Push"), owner_step("Push")],
+        [thief(False, False, 0, [thief_step("Steal"), thief_step("Steal")]),
+         thief(True, True, 0, [thief_step("StealBatchAndPop", 2), thief_step("StealBatch", 1)])],
+        [2, 1, 0, 2, 1, 1, 0, 0, 2, 2, 1, 0] * 3),
+    # The owner drains a grown buffer (shrinking it) while a thief steals.
+    "shrink-while-stealing": schedule_input(False, False, 1, 8, [owner_step("Pop")] * 8,
+        [thief(False, False, 3, [thief_step("Steal"), thief_step("StealBatch", 2), thief_step("Steal")])],
+        [0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1] * 4),
+}
+
+
+def write(target, seeds):
+    directory = os.path.join(HERE, "corpus", target)
+    os.makedirs(directory, exist_ok=True)
+    for name, data in seeds.items():
+        with open(os.path.join(directory, "seed-" + name), "wb") as seed:
+            seed.write(data)
+        print(f"{target}/seed-{name}: {len(data)} bytes")
+
+
+write("ops", OPS_SEEDS)
+write("schedule", SCHEDULE_SEEDS)
