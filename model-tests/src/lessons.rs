@@ -52,11 +52,14 @@ pub fn lesson(mutant: Mutant) -> Lesson {
         },
         Mutant::PushTopAcquire => Lesson {
             change: "push loads `top` relaxed instead of acquire",
-            litmus: "load buffering (LB)",
-            why: "The acquire orders a thief's read of a slot (made before its CAS) before the owner's later \
-                  overwrite of that slot after wrapping around. Breaking it needs the thief's read to return \
-                  a value from its own future, load buffering, which neither loom nor miri produce: the \
-                  argument is in proofs-notes/model.md#load-buffering.",
+            litmus: "load buffering (LB), in a wrapping ring only",
+            why: "In Lê et al.'s ring the acquire orders a thief's read of a slot (made before its CAS) \
+                  before the owner's overwrite of that slot after wrapping around; breaking it needs the \
+                  thief's read to return a value from its own future, load buffering, which neither loom \
+                  nor miri produce (proofs-notes/model.md#load-buffering). This deque's buffers never wrap, \
+                  so the acquire protects nothing here: the value of top only decides fullness and where a \
+                  new lap starts, and a stale value is always possible and harmless \
+                  (proofs-notes/obligations.md#push-top-acquire).",
         },
         Mutant::StealTopAcquire => Lesson {
             change: "a thief loads `top` relaxed instead of acquire",
@@ -86,10 +89,13 @@ pub fn lesson(mutant: Mutant) -> Lesson {
         },
         Mutant::StealCasSeqCst => Lesson {
             change: "a thief's CAS on `top` succeeds with Relaxed instead of SeqCst",
-            litmus: "load buffering (LB)",
-            why: "Atomicity still lets only one CAS win each index. What is lost is the release that orders \
-                  the thief's read of its slot before the owner's later reuse of that slot; breaking that \
-                  needs load buffering (proofs-notes/model.md#load-buffering).",
+            litmus: "load buffering (LB) in a wrapping ring; write-to-read causality",
+            why: "Atomicity still lets only one CAS win each index. In a wrapping ring the lost release \
+                  would let the owner overwrite a slot the thief is still reading (load buffering). Here \
+                  buffers never wrap, and a thief that reads the top this CAS wrote still sees the pushes \
+                  before the steal, through the two seq_cst fences (C++20 fence rule), which the scenario \
+                  thief_that_sees_another_thiefs_steal_sees_the_push_before_it confirms \
+                  (proofs-notes/obligations.md#steal-cas-seqcst).",
         },
         Mutant::TakeCasSeqCst => Lesson {
             change: "the owner's last-element CAS succeeds with Relaxed instead of SeqCst",
@@ -99,10 +105,13 @@ pub fn lesson(mutant: Mutant) -> Lesson {
         },
         Mutant::FifoCasSeqCst => Lesson {
             change: "the FIFO owner's pop CAS succeeds with Relaxed instead of SeqCst",
-            litmus: "atomicity of read-modify-write, release sequences",
-            why: "Claims on top are decided by atomicity; a thief's release CAS still heads a release \
-                  sequence that the owner's relaxed CAS continues. See \
-                  proofs-notes/obligations.md#fifo-cas-seqcst.",
+            litmus: "write-to-read causality (WRC)",
+            why: "Nothing is taken twice (the CAS still arbitrates), but a thief that reads the top written \
+                  by the owner's pop no longer inherits what the owner had done before it: the push of \
+                  task 2, made before the pop of task 1. The thief then reads an old bottom and reports \
+                  Empty, though from its start the deque held [1], [1, 2], then [2]. The release half of the \
+                  CAS, read by the thief's load of top and its fence (an acquire fence), makes the push \
+                  happen before the thief's read of bottom (proofs-notes/model.md#write-to-read-causality).",
         },
         Mutant::NoReloadAfterGrow => Lesson {
             change: "after growing, the owner writes the task into the old buffer",
@@ -124,10 +133,13 @@ pub fn lesson(mutant: Mutant) -> Lesson {
         },
         Mutant::ReadAfterCas => Lesson {
             change: "a thief reads its slot after its CAS instead of before",
-            litmus: "a logic error (reuse after the claim)",
-            why: "Once the CAS moved top past the slot, the owner may reuse the slot (after wrapping, or after \
-                  a shrink copies only the live tasks): reading it after the CAS can read another task or \
-                  zeroes.",
+            litmus: "none: safe now that buffers never wrap",
+            why: "In Lê et al.'s ring the owner may reuse the slot as soon as the CAS moved top past it, \
+                  so the read must come first. Here a buffer never wraps: once a thief's CAS claimed index \
+                  t, no thread writes t's slot in that buffer again (the owner only rewrites an index it \
+                  popped itself), and the buffer outlives the steal (the thief is pinned; the model builds \
+                  keep retired buffers). So the order of read and CAS no longer matters \
+                  (proofs-notes/obligations.md#read-after-cas).",
         },
     }
 }

@@ -38,16 +38,16 @@ impl Argument {
 /// it with `proofs-notes/obligations.md`.
 pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
     match mutant {
-        // The owner's acquire of top orders a thief's read of a slot before
-        // the owner's overwrite after wrapping around: without it the thief
-        // could read a value from its future (load buffering).
-        Mutant::PushTopAcquire => Some(Argument::NeedsLoadBuffering(
-            "proofs-notes/model.md#load-buffering",
+        // In Lê et al.'s wrapping ring these two order a thief's read of a
+        // slot before the owner's overwrite after a wrap-around, which only
+        // load buffering could break. Here buffers never wrap, so they
+        // protect nothing (the fences keep a re-push apart from a thief's
+        // read); the argument is per mutant in obligations.md.
+        Mutant::PushTopAcquire => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#push-top-acquire",
         )),
-        // A relaxed successful CAS no longer orders the thief's earlier read
-        // of the slot before the owner's later reuse of it (load buffering).
-        Mutant::StealCasSeqCst => Some(Argument::NeedsLoadBuffering(
-            "proofs-notes/model.md#load-buffering",
+        Mutant::StealCasSeqCst => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#steal-cas-seqcst",
         )),
         // The seq_cst fence right after the load is also an acquire fence:
         // a relaxed load followed by it synchronises with the same releases

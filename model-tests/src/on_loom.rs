@@ -3,5 +3,8 @@
 pub use chase_lev_loom as deque;
 pub use loom::thread;
 
+// The same scenarios, compiled once per model checker against that checker's
+// build of the deque (`super::deque`): loading the file twice is the point.
+#[allow(clippy::duplicate_mod)]
 #[path = "scenarios.rs"]
 pub mod scenarios;

@@ -3,5 +3,8 @@
 pub use chase_lev_shuttle as deque;
 pub use shuttle::thread;
 
+// The same scenarios, compiled once per model checker against that checker's
+// build of the deque (`super::deque`): loading the file twice is the point.
+#[allow(clippy::duplicate_mod)]
 #[path = "scenarios.rs"]
 pub mod scenarios;
