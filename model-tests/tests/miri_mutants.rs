@@ -136,10 +136,15 @@ fn main() {
     println!("miri-mutant correct kept ({repetitions} repetitions of 3 shapes)");
     // `MIRI_MUTANTS=a,b` runs only those (the seed script resumes with the
     // rest after a mutant made miri stop on undefined behaviour).
-    let selected = std::env::var("MIRI_MUTANTS").ok().filter(|list| !list.is_empty());
+    let selected = std::env::var("MIRI_MUTANTS")
+        .ok()
+        .filter(|list| !list.is_empty());
     let selected: Option<Vec<&str>> = selected.as_deref().map(|list| list.split(',').collect());
     for mutant in Mutant::ALL {
-        if selected.as_ref().is_some_and(|names| !names.contains(&mutant.name())) {
+        if selected
+            .as_ref()
+            .is_some_and(|names| !names.contains(&mutant.name()))
+        {
             continue;
         }
         match try_mutant(Some(mutant), repetitions) {
