@@ -604,16 +604,20 @@ fn bounded_try_push_at_the_full_edge_against_a_thief(mutant: Option<Mutant>) {
 // ---------------------------------------------------------------------------
 // Family 7: dropping a deque that still holds tasks.
 
-/// The owner drops its worker with three tasks in it while a thief, on
-/// another thread, steals once and then drops the last stealer. Whichever
-/// handle goes last drops the remaining tasks, each exactly once, and frees
-/// the shared state (loom reports a leaked `Arc`).
+/// The owner pops one task and drops its worker with the others still in
+/// it, while a thief, on another thread, steals twice and then drops the last
+/// stealer. Whichever handle goes last drops the remaining tasks, each
+/// exactly once, and frees the shared state (loom reports a leaked `Arc`).
 fn drop_with_tasks_while_a_stealer_lives_on(mutant: Option<Mutant>) {
     let owner = Owner::new(LIFO, mutant);
     for id in 1..=3 {
         owner.push(id);
     }
-    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    let thief = owner.stealer("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    owner.pop();
     let trace = owner.worker.take_trace();
     drop(owner);
     thief.join().unwrap();
