@@ -94,7 +94,8 @@ for name in "${selected[@]}"; do
   tenths=$(((end - start) / 100000000))
   crash=$(ls "$artifacts" 2>/dev/null | head -n 1)
   if [ "$status" -ne 0 ] && [ -n "$crash" ]; then
-    runs=$(grep -o '^#[0-9]*' "$log" | tail -n 1)
+    runs=$(grep -o '^#[0-9]*' "$log" | tail -n 1 || true)
+    runs=${runs:-#0}
     printf 'found %s after %d.%d s (%s runs; budget %s s, started from %s corpus)\n' \
       "$name" $((tenths / 10)) $((tenths % 10)) "${runs#\#}" "$budget" "$start_from"
     grep -m 1 -A 1 'panicked at' "$log" || grep -m 1 'ERROR: AddressSanitizer' "$log" || true
