@@ -191,7 +191,8 @@ impl StartGate {
         let mut spins = 0u32;
         while self.waiting.load(AtomicOrdering::Acquire) != 0 {
             spins += 1;
-            if spins % 64 == 0 {
+            if spins == 64 {
+                spins = 0;
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
@@ -311,7 +312,8 @@ fn thief_body<D: DequeUnderTest>(
 ) -> ThiefBody {
     let deque = deque.clone();
     Box::new(move || {
-        let destination = deque.destination();
+        // Made on the first batch only: a model checker pays for every atomic.
+        let mut destination = None;
         for action in actions {
             let (operation, outcome) = match action {
                 ThiefAction::Steal => (Operation::Steal, deque.steal(&stealer)),
@@ -320,14 +322,24 @@ fn thief_body<D: DequeUnderTest>(
                         limit,
                         and_pop: false,
                     },
-                    deque.steal_batch(&stealer, &destination, limit, false),
+                    deque.steal_batch(
+                        &stealer,
+                        destination.get_or_insert_with(|| deque.destination()),
+                        limit,
+                        false,
+                    ),
                 ),
                 ThiefAction::StealBatchAndPop { limit } => (
                     Operation::StealBatch {
                         limit,
                         and_pop: true,
                     },
-                    deque.steal_batch(&stealer, &destination, limit, true),
+                    deque.steal_batch(
+                        &stealer,
+                        destination.get_or_insert_with(|| deque.destination()),
+                        limit,
+                        true,
+                    ),
                 ),
             };
             log.record(phase, operation, outcome);

@@ -10,9 +10,9 @@ use chase_lev_tests::scenario::Shape;
 
 #[test]
 fn every_history_of_the_deque_on_hardware_threads_is_linearizable() {
-    let runs = budget("CHASE_LEV_HARDWARE_RUNS", 20);
+    let runs = budget("CHASE_LEV_HARDWARE_RUNS", 25);
     let limits = HuntBudget {
-        cases: budget("CHASE_LEV_HARDWARE_CASES", 32) as u32,
+        cases: budget("CHASE_LEV_HARDWARE_CASES", 64) as u32,
         seed: budget("CHASE_LEV_SEED", 2013),
         shrink_iterations: 64,
     };

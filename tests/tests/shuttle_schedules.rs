@@ -18,10 +18,10 @@ use chase_lev_tests::scenario::Shape;
 use common::{under_shuttle, Schedules, ShuttleChaseLev};
 
 fn every_history_is_linearizable_under(kind: Schedules) {
-    let schedules = budget("CHASE_LEV_SHUTTLE_SCHEDULES", 1000);
+    let schedules = budget("CHASE_LEV_SHUTTLE_SCHEDULES", 2000);
     let seed = budget("CHASE_LEV_SEED", 2013);
     let limits = HuntBudget {
-        cases: budget("CHASE_LEV_SHUTTLE_SCENARIOS", 6) as u32,
+        cases: budget("CHASE_LEV_SHUTTLE_SCENARIOS", 12) as u32,
         seed,
         shrink_iterations: 32,
     };
