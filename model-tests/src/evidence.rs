@@ -15,6 +15,10 @@ pub struct Failure {
     /// The deque's event log: every atomic access with the value it read or
     /// wrote, and the model's own notes of which operation each thread ran.
     pub trace: Vec<String>,
+    /// `true` if the ledger's end-of-execution check found the violation;
+    /// `false` if the execution panicked first (loom's own race check, a
+    /// leaked `Arc`, or a panic in the deque), and the log stops there.
+    pub found_by_ledger: bool,
 }
 
 thread_local! {

@@ -130,6 +130,7 @@ fn run_catching(count: Arc<AtomicUsize>, check: impl FnOnce()) -> Exploration {
             _ => Failure {
                 violation: message,
                 trace: Vec::new(),
+                found_by_ledger: false,
             },
         }
     });

@@ -249,6 +249,7 @@ fn conclude(trace: Vec<String>) {
         evidence::record_failure(Failure {
             violation: violation.0.clone(),
             trace,
+            found_by_ledger: true,
         });
         panic!("violation: {violation}");
     }

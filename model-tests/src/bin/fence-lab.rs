@@ -150,17 +150,34 @@ fn model_check(mutant: Mutant) -> bool {
             .unwrap_or_else(|| mutated.failure.clone().expect("failed above"));
         println!(
             "2. the mutant fails at interleaving {}: {}\n",
-            traced.interleavings, failure.violation
+            traced.interleavings,
+            failure.violation.trim()
         );
-        if failure.trace.is_empty() {
-            println!("(the failure is a panic, not a checked violation: no event log was kept)\n");
+        if failure.trace.is_empty() && !failure.violation.contains("Causality violation") {
+            println!(
+                "(the execution panicked before its end, so the deque's event log was not kept)\n"
+            );
+        } else if failure.trace.is_empty() {
+            println!(
+                "(loom itself stopped this execution: it saw a slot read and written with no \
+                 happens-before between them, a data race on the task's bytes. The deque's event log is \
+                 kept only by executions that run to the end, so there is no step list for this one.)\n"
+            );
         } else {
             println!("the failing interleaving (loads show the value read and the store it came from):\n");
-            print!(
-                "{}",
-                counterexample::render(&counterexample::steps(&failure.trace))
-            );
-            println!("     then: every thread has finished and the deque is dropped; the ledger finds that {}\n", failure.violation);
+            let steps = counterexample::steps(&failure.trace);
+            print!("{}", counterexample::render(&steps));
+            if failure.found_by_ledger {
+                println!(
+                    "     then: every thread has finished and the deque is dropped; the ledger finds that {}\n",
+                    failure.violation
+                );
+            } else {
+                println!(
+                    "     then, at the next step: {} (loom stops the execution)\n",
+                    failure.violation.trim()
+                );
+            }
         }
         println!("why the correct ordering forbids it ({}):", lesson.litmus);
         println!("{}\n", wrap(lesson.why, 100));
