@@ -26,8 +26,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
 
-# shellcheck disable=SC2086 # one word per target
-cargo "+$toolchain" fuzz build $targets
+for target in $targets; do
+  cargo "+$toolchain" fuzz build "$target"
+done
 mkdir -p target
 for target in $targets; do
   fuzz_options "$target"
