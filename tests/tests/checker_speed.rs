@@ -90,14 +90,14 @@ fn median_time(repeats: usize, mut work: impl FnMut()) -> Duration {
 
 #[test]
 fn checker_speed_on_histories_of_100_300_and_1000_operations() {
+    // `cargo test` builds this package at opt-level 2 (root Cargo.toml) with
+    // debug assertions on; `--release` turns them off.
     let profile = if cfg!(debug_assertions) {
-        "debug"
+        "test profile, debug assertions on"
     } else {
         "release"
     };
-    println!(
-        "checker speed ({profile} build), median of 5 checks per history, 4 threads in one phase:"
-    );
+    println!("checker speed ({profile}), median of 5 checks per history, 4 threads in one phase:");
     println!(
         "{:>10} {:>7} {:>12} {:>9} {:>12} {:>9} {:>12}",
         "flavor", "ops", "check ok", "states", "refute bad", "states", "explain bad"
