@@ -35,7 +35,12 @@ fn a_worker_moved_to_another_thread_keeps_its_tasks_and_its_stealers() {
     .join()
     .unwrap();
     let shared = &stealer;
-    let stolen = thread::scope(|scope| scope.spawn(move || shared.steal().success()).join().unwrap());
+    let stolen = thread::scope(|scope| {
+        scope
+            .spawn(move || shared.steal().success())
+            .join()
+            .unwrap()
+    });
     assert_eq!(stolen.map(Cell::into_inner), Some(1));
     assert!(worker.is_empty());
 }

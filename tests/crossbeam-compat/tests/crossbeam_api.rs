@@ -9,9 +9,14 @@ use std::thread;
 /// The classic lookup: local work first, then the other workers' stealers.
 fn find_task<T>(local: &Worker<T>, stealers: &[Stealer<T>]) -> Option<T> {
     local.pop().or_else(|| {
-        std::iter::repeat_with(|| stealers.iter().map(|s| s.steal_batch_and_pop(local)).collect::<Steal<T>>())
-            .find(|s| !s.is_retry())
-            .and_then(|s| s.success())
+        std::iter::repeat_with(|| {
+            stealers
+                .iter()
+                .map(|s| s.steal_batch_and_pop(local))
+                .collect::<Steal<T>>()
+        })
+        .find(|s| !s.is_retry())
+        .and_then(|s| s.success())
     })
 }
 
@@ -68,7 +73,10 @@ fn batch_steals_move_about_half() {
     assert_eq!(stealer.steal_batch_with_limit(&mine, 2), Steal::Success(()));
     assert_eq!(mine.len(), 7);
     assert_eq!(stealer.steal_batch_and_pop(&mine), Steal::Success(7));
-    assert_eq!(stealer.steal_batch_with_limit_and_pop(&mine, 1), Steal::Success(9));
+    assert_eq!(
+        stealer.steal_batch_with_limit_and_pop(&mine, 1),
+        Steal::Success(9)
+    );
     assert!(stealer.is_empty());
     assert_eq!(stealer.len(), 0);
     assert_eq!(stealer.steal(), Steal::Empty);
@@ -81,7 +89,9 @@ fn steal_helpers_combine_attempts() {
     assert_eq!(empty.or_else(|| Steal::Success(4)), Steal::Success(4));
     assert_eq!(Steal::<i32>::Retry.or_else(|| Steal::Empty), Steal::Retry);
     assert_eq!(Steal::Success(1).success(), Some(1));
-    let all: Steal<i32> = vec![Steal::Empty, Steal::Retry, Steal::Success(2)].into_iter().collect();
+    let all: Steal<i32> = vec![Steal::Empty, Steal::Retry, Steal::Success(2)]
+        .into_iter()
+        .collect();
     assert_eq!(all, Steal::Success(2));
     let none: Steal<i32> = vec![Steal::Empty, Steal::Retry].into_iter().collect();
     assert!(none.is_retry());
