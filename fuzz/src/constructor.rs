@@ -3,14 +3,6 @@
 use arbitrary::Arbitrary;
 use chase_lev::Worker;
 
-/// The capacity `new_lifo` and `new_fifo` start with (documented as
-/// crossbeam's default; the worker never shrinks below it).
-pub const DEFAULT_CAPACITY: usize = 64;
-
-/// The largest buffer the deque allows, where a growable worker of
-/// zero-sized tasks starts (`buffer.rs`).
-pub const ZERO_SIZED_CAPACITY: usize = 1 << 62;
-
 /// One of the six public constructors of `Worker`, with its capacity.
 /// Capacities are small (a byte) so that the fuzzer reaches full, growing
 /// and shrinking deques quickly; 0 and odd values are included.
@@ -63,23 +55,23 @@ impl Constructor {
         }
     }
 
-    /// The documented capacity right after construction: the requested one
-    /// rounded up to a power of two (at least 1), 64 by default, and the
-    /// largest one for growable workers of zero-sized tasks.
-    pub fn initial_capacity(self, zero_sized_tasks: bool) -> usize {
-        let requested = match self {
-            Constructor::NewLifo | Constructor::NewFifo => DEFAULT_CAPACITY,
+    /// The capacity right after construction, where the documentation
+    /// fixes it: the requested capacity (or bound) rounded up to a power of
+    /// two, at least 1. `None` where it does not: the default of `new_lifo`
+    /// and `new_fifo`, and growable workers of zero-sized tasks (which take
+    /// no memory, so the deque may start them at any size).
+    pub fn documented_capacity(self, zero_sized_tasks: bool) -> Option<usize> {
+        match self {
+            Constructor::NewLifo | Constructor::NewFifo => None,
+            Constructor::WithCapacity(_) | Constructor::FifoWithCapacity(_) if zero_sized_tasks => {
+                None
+            }
             Constructor::WithCapacity(capacity) | Constructor::FifoWithCapacity(capacity) => {
-                capacity.into()
+                Some(usize::from(capacity).max(1).next_power_of_two())
             }
             Constructor::LifoBounded(_) | Constructor::FifoBounded(_) => {
-                return self.bound().expect("bounded").next_power_of_two();
+                Some(self.bound().expect("bounded").next_power_of_two())
             }
-        };
-        if zero_sized_tasks {
-            ZERO_SIZED_CAPACITY
-        } else {
-            requested.max(1).next_power_of_two()
         }
     }
 }

@@ -24,12 +24,15 @@ pub struct ModelDeque {
 }
 
 impl ModelDeque {
-    pub fn new(constructor: Constructor, zero_sized_tasks: bool) -> Self {
+    /// The model of a worker made by `constructor`, whose `capacity()` was
+    /// `initial_capacity` right after (checked against the documentation
+    /// by the caller where it says something).
+    pub fn new(constructor: Constructor, initial_capacity: usize) -> Self {
         ModelDeque {
             tasks: VecDeque::new(),
             fifo: constructor.is_fifo(),
             bound: constructor.bound(),
-            initial_capacity: constructor.initial_capacity(zero_sized_tasks),
+            initial_capacity,
             peak_len: 0,
         }
     }
@@ -81,10 +84,12 @@ impl ModelDeque {
         self.tasks.pop_front()
     }
 
-    /// Checks `capacity()` against what the documentation promises: at
-    /// least `len`; a power of two; a bounded worker's never changes; a
-    /// growable worker's never goes below its initial capacity and never
-    /// beyond the next power of two of the most tasks it held.
+    /// Checks `capacity()`: at least `len`; a power of two; a bounded
+    /// worker's never changes ("never allocates after creation" in size); a
+    /// growable worker's never goes below its initial capacity (documented
+    /// for `with_capacity`, and the design for the default) and never beyond
+    /// the next power of two of the most tasks it held (it grows only to make
+    /// room: a memory bound no document states, but a bug would break).
     pub fn check_capacity(&self, capacity: usize) -> Result<(), String> {
         if capacity < self.len() {
             return Err(format!("capacity {capacity} is below len {}", self.len()));

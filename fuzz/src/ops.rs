@@ -143,7 +143,14 @@ impl<T: TrackedTask + Debug> Harness<T> {
         let constructors = std::iter::once(&input.first_worker).chain(&input.more_workers);
         for (index, constructor) in constructors.take(MAX_WORKERS).enumerate() {
             let worker = constructor.build::<T>();
-            let model = ModelDeque::new(*constructor, zero_sized);
+            let initial_capacity = worker.capacity();
+            if let Some(documented) = constructor.documented_capacity(zero_sized) {
+                assert_eq!(
+                    initial_capacity, documented,
+                    "{constructor:?}: the initial capacity is not the documented one"
+                );
+            }
+            let model = ModelDeque::new(*constructor, initial_capacity);
             harness.stealers.push((index, worker.stealer()));
             harness.deques.push(Deque {
                 worker: Some(worker),

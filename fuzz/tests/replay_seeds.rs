@@ -2,7 +2,7 @@
 //! decoding each file exactly as `libfuzzer-sys` does, so that `cargo test`
 //! in `fuzz/` (stable Rust, no sanitizer) checks the seeds still pass.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arbitrary::{Arbitrary, Unstructured};
 use chase_lev_fuzz::{ops, schedule};
@@ -31,7 +31,7 @@ fn seeds(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// Decodes like `fuzz_target!`: too short or undecodable inputs are skipped
 /// by libFuzzer, so a seed must decode.
-fn decode<'a, T: Arbitrary<'a>>(path: &PathBuf, bytes: &'a [u8]) -> T {
+fn decode<'a, T: Arbitrary<'a>>(path: &Path, bytes: &'a [u8]) -> T {
     assert!(
         bytes.len() >= T::size_hint(0).0,
         "{}: shorter than any input",
