@@ -85,7 +85,7 @@ impl ModelDeque {
     }
 
     /// Checks `capacity()`: at least `len`; a power of two; a bounded
-    /// worker's never changes ("never allocates after creation" in size); a
+    /// worker's never changes ("its buffer never grows"); a
     /// growable worker's never goes below its initial capacity (documented
     /// for `with_capacity`, and the design for the default) and never beyond
     /// the next power of two of the most tasks it held (it grows only to make
