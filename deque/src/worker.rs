@@ -322,7 +322,7 @@ impl<T> Worker<T> {
         fence_if(policy.push_fence());
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
-        inner.bottom.store(next, Relaxed);
+        inner.bottom.store(next, policy.bottom_store());
         trace!(inner, "push: store bottom := {next}");
         Ok(())
     }
@@ -430,7 +430,7 @@ impl<T> Worker<T> {
         let buffer = self.buffer();
         // Ordering: Relaxed, ordered before the load of top by the fence below
         // (proofs-notes/model.md#store-buffering).
-        inner.bottom.store(bottom, Relaxed);
+        inner.bottom.store(bottom, policy.bottom_store());
         trace!(inner, "pop: store bottom := {bottom}");
         // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
         // least one of owner and thief sees the other's write, so they cannot
@@ -444,7 +444,7 @@ impl<T> Worker<T> {
             // Empty: undo the reservation.
             // Ordering: Relaxed, as for every owner store to bottom
             // (proofs-notes/linearizability.md#pop).
-            inner.bottom.store(bottom + 1, Relaxed);
+            inner.bottom.store(bottom + 1, policy.bottom_store());
             trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
             return None;
         }
@@ -473,7 +473,7 @@ impl<T> Worker<T> {
             );
             // Ordering: Relaxed; bottom = top now: empty
             // (proofs-notes/linearizability.md#pop).
-            inner.bottom.store(bottom + 1, Relaxed);
+            inner.bottom.store(bottom + 1, policy.bottom_store());
             trace!(inner, "pop: store bottom := {}", bottom + 1);
             if !won {
                 return None;
@@ -585,11 +585,12 @@ impl<T> Worker<T> {
             Some(next) => next,
             None => index_space_exhausted(),
         };
+        let policy = inner.policy;
         // Ordering: Release fence, as in push (proofs-notes/model.md#message-passing).
-        fence_if(inner.policy.push_fence());
+        fence_if(policy.push_fence());
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
-        inner.bottom.store(next, Relaxed);
+        inner.bottom.store(next, policy.bottom_store());
         trace!(inner, "batch: store bottom := {next}");
     }
 

@@ -5,6 +5,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(chase_lev_shuttle)");
     println!("cargo::rustc-check-cfg=cfg(chase_lev_mutants)");
     println!("cargo::rustc-check-cfg=cfg(chase_lev_retain_buffers)");
+    println!("cargo::rustc-check-cfg=cfg(chase_lev_sanitize_thread)");
     println!("cargo::rustc-cfg=chase_lev_mutants");
     println!("cargo::rustc-cfg=chase_lev_shuttle");
 }
