@@ -84,6 +84,9 @@ pub struct Shape {
     pub initial_tasks: usize,
     /// At most this capacity; small values keep growth and shrinking in play.
     pub capacity: usize,
+    /// How often the owner pops, against 3 for pushes (2 lets the deque
+    /// grow past a small capacity; 3 keeps it near empty).
+    pub pop_weight: u32,
 }
 
 impl Shape {
@@ -97,6 +100,7 @@ impl Shape {
             thief_actions: 32,
             initial_tasks: 24,
             capacity: 4,
+            pop_weight: 2,
         }
     }
 
@@ -110,14 +114,15 @@ impl Shape {
             thief_actions: 4,
             initial_tasks: 8,
             capacity: 4,
+            pop_weight: 2,
         }
     }
 }
 
-fn owner_action() -> impl Strategy<Value = OwnerAction> {
-    // More pushes than pops, so that the deque grows past a small capacity;
-    // the final drain and the pops make it shrink again.
-    prop_oneof![3 => Just(OwnerAction::Push), 2 => Just(OwnerAction::Pop)]
+fn owner_action(pop_weight: u32) -> impl Strategy<Value = OwnerAction> {
+    // With more pushes than pops the deque grows past a small capacity; the
+    // final drain and the pops make it shrink again.
+    prop_oneof![3 => Just(OwnerAction::Push), pop_weight => Just(OwnerAction::Pop)]
 }
 
 fn batch_limit() -> impl Strategy<Value = usize> {
@@ -133,7 +138,7 @@ fn thief_action() -> impl Strategy<Value = ThiefAction> {
 }
 
 fn round(shape: Shape) -> impl Strategy<Value = Round> {
-    let owner = proptest::collection::vec(owner_action(), 0..=shape.owner_actions);
+    let owner = proptest::collection::vec(owner_action(shape.pop_weight), 0..=shape.owner_actions);
     let thief = proptest::collection::vec(thief_action(), 0..=shape.thief_actions);
     let thieves = proptest::collection::vec(thief, shape.thieves);
     (owner, thieves).prop_map(|(owner, thieves)| Round { owner, thieves })

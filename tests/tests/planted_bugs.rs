@@ -94,6 +94,8 @@ const BATCH_WRONG_END: &str = "a batch steal that takes from the wrong end (brok
 mod hardware_threads {
     use super::*;
     use chase_lev_mutants::Mutant;
+    use chase_lev_tests::history::Flavor;
+    use chase_lev_tests::scenario::{OwnerAction, Round, Scenario, ThiefAction};
 
     #[test]
     fn a_thief_that_takes_the_newest_task_is_caught() {
@@ -105,14 +107,38 @@ mod hardware_threads {
         );
     }
 
+    /// Generated scenarios rarely make this race happen on hardware (the
+    /// owner must take the last task while a thief is between its load of
+    /// `bottom` and its CAS, on another core at that very moment), so this
+    /// hunt uses the scenario that makes it as likely as it gets: every pop
+    /// takes the last task, and three thieves steal all the while.
     #[test]
     fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
-        assert_caught(
-            SKIP_LAST_CAS,
-            on_hardware(MutantChaseLev {
-                mutant: Some(Mutant::SkipLastCas),
-            }),
-        );
+        let deque = MutantChaseLev {
+            mutant: Some(Mutant::SkipLastCas),
+        };
+        let last_task_races = Scenario {
+            flavor: Flavor::Lifo,
+            bounded: false,
+            capacity: 1,
+            initial_tasks: 0,
+            rounds: vec![Round {
+                owner: [OwnerAction::Push, OwnerAction::Pop].repeat(500),
+                thieves: vec![vec![ThiefAction::Steal; 500]; 3],
+            }],
+        };
+        // Caught within 20 to 100 runs here; the budget leaves a margin.
+        let runs = budget("CHASE_LEV_PLANTED_RUNS", 20) * 50;
+        let attempt = on_hardware_threads(&deque, &last_task_races, runs);
+        let found = Hunt {
+            cases: 1,
+            executions: attempt.executions,
+            raced: attempt.raced,
+            failure: attempt
+                .failure
+                .map(|explanation| (last_task_races.clone(), explanation)),
+        };
+        assert_caught(SKIP_LAST_CAS, ("hardware threads".to_string(), found));
     }
 
     #[test]
