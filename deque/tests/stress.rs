@@ -3,7 +3,7 @@
 //! taken exactly once. Sizes shrink under miri, where the point is the race
 //! detector and weak-memory emulation rather than volume.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Barrier;
 use std::thread;
 
@@ -127,80 +127,85 @@ stress! {
     fifo_batch_and_pop_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::BatchAndPop;
 }
 
-#[test]
-fn a_bounded_worker_under_theft_never_loses_a_task() {
-    let worker = Worker::new_lifo_bounded(8);
+/// Runs `owner` on this thread against one thief that steals until the owner
+/// is done and the deque is empty, passing each stolen task to `take`;
+/// returns what `owner` returned and what the thief's `take`s summed to.
+fn against_one_thief<T: Send, R>(
+    worker: &Worker<T>,
+    take: impl Fn(T) -> u64 + Sync,
+    owner: impl FnOnce() -> R,
+) -> (R, u64) {
     let stealer = worker.stealer();
     let done = AtomicBool::new(false);
-    let mut taken = vec![0u32; TASKS];
     thread::scope(|scope| {
         let thief = scope.spawn(|| {
-            let mut got = Vec::new();
+            let mut sum = 0;
             loop {
                 let finished = done.load(Ordering::Acquire);
                 match stealer.steal() {
-                    Steal::Success(task) => got.push(task),
-                    Steal::Empty if finished => break got,
+                    Steal::Success(task) => sum += take(task),
+                    Steal::Empty if finished => break sum,
                     _ => {}
                 }
             }
         });
-        let mut owner_got = Vec::new();
+        let result = owner();
+        done.store(true, Ordering::Release);
+        (result, thief.join().unwrap())
+    })
+}
+
+#[test]
+fn a_bounded_worker_under_theft_never_loses_a_task() {
+    let worker = Worker::new_lifo_bounded(8);
+    let taken: Vec<AtomicU32> = (0..TASKS).map(|_| AtomicU32::new(0)).collect();
+    let count = |task: usize| {
+        taken[task].fetch_add(1, Ordering::Relaxed);
+        0
+    };
+    against_one_thief(&worker, count, || {
         for task in 0..TASKS {
             let mut pending = task;
             // When full, the task comes back; the owner runs one of its own
             // tasks and tries again.
             while let Err(back) = worker.try_push(pending) {
                 pending = back;
-                owner_got.extend(worker.pop());
+                worker.pop().map(count);
             }
         }
         while let Some(task) = worker.pop() {
-            owner_got.push(task);
-        }
-        done.store(true, Ordering::Release);
-        for task in owner_got.into_iter().chain(thief.join().unwrap()) {
-            taken[task] += 1;
+            count(task);
         }
     });
+    let taken: Vec<u32> = taken.into_iter().map(AtomicU32::into_inner).collect();
     assert_exactly_once(&taken);
 }
 
 #[test]
 fn boxed_closures_survive_being_stolen_across_buffer_swaps() {
-    let worker: Worker<Box<dyn FnOnce() -> usize + Send>> = Worker::with_capacity(1);
-    let stealer = worker.stealer();
-    let tasks = TASKS / 10;
-    let done = AtomicBool::new(false);
-    let total = thread::scope(|scope| {
-        let thief = scope.spawn(|| {
+    let worker: Worker<Box<dyn FnOnce() -> u64 + Send>> = Worker::with_capacity(1);
+    let tasks = (TASKS / 10) as u64;
+    let (owner_sum, thief_sum) = against_one_thief(
+        &worker,
+        |task| task(),
+        || {
             let mut sum = 0;
-            loop {
-                let finished = done.load(Ordering::Acquire);
-                match stealer.steal() {
-                    Steal::Success(task) => sum += task(),
-                    Steal::Empty if finished => break sum,
-                    _ => {}
+            for task in 0..tasks {
+                // The closure owns heap data, so a torn or duplicated task would
+                // show up as a wrong sum or a double free.
+                let owned = Box::new(task);
+                worker.push(Box::new(move || *owned));
+                if task % 3 == 0 {
+                    sum += worker.pop().map_or(0, |task| task());
                 }
             }
-        });
-        let mut sum = 0;
-        for task in 0..tasks {
-            // The closure owns heap data, so a torn or duplicated task would
-            // show up as a wrong sum or a double free.
-            let owned = Box::new(task);
-            worker.push(Box::new(move || *owned));
-            if task % 3 == 0 {
-                sum += worker.pop().map_or(0, |task| task());
+            while let Some(task) = worker.pop() {
+                sum += task();
             }
-        }
-        while let Some(task) = worker.pop() {
-            sum += task();
-        }
-        done.store(true, Ordering::Release);
-        sum + thief.join().unwrap()
-    });
-    assert_eq!(total, (0..tasks).sum::<usize>());
+            sum
+        },
+    );
+    assert_eq!(owner_sum + thief_sum, (0..tasks).sum::<u64>());
 }
 
 /// A task type with padding bytes and a pointer: copying it through integers
@@ -212,29 +217,26 @@ struct PaddedTask {
     tag: u8,
 }
 
+fn check(task: PaddedTask) -> u64 {
+    assert_eq!(
+        task.tag,
+        (*task.payload % 251) as u8,
+        "task bytes corrupted"
+    );
+    *task.payload
+}
+
 #[test]
 fn tasks_with_padding_and_pointers_cross_threads_intact() {
     let worker = Worker::with_capacity(1);
-    let stealer = worker.stealer();
     let tasks = (TASKS / 10) as u64;
-    let done = AtomicBool::new(false);
-    let total = thread::scope(|scope| {
-        let thief = scope.spawn(|| {
-            let mut sum = 0;
-            loop {
-                let finished = done.load(Ordering::Acquire);
-                match stealer.steal() {
-                    Steal::Success(task) => sum += check(task),
-                    Steal::Empty if finished => break sum,
-                    _ => {}
-                }
-            }
-        });
+    let (owner_sum, thief_sum) = against_one_thief(&worker, check, || {
         let mut sum = 0;
         for value in 0..tasks {
+            let tag = (value % 251) as u8;
             worker.push(PaddedTask {
                 payload: Box::new(value),
-                tag: (value % 251) as u8,
+                tag,
             });
             if value % 2 == 0 {
                 sum += worker.pop().map_or(0, check);
@@ -243,17 +245,7 @@ fn tasks_with_padding_and_pointers_cross_threads_intact() {
         while let Some(task) = worker.pop() {
             sum += check(task);
         }
-        done.store(true, Ordering::Release);
-        sum + thief.join().unwrap()
+        sum
     });
-    assert_eq!(total, (0..tasks).sum::<u64>());
-}
-
-fn check(task: PaddedTask) -> u64 {
-    assert_eq!(
-        task.tag,
-        (*task.payload % 251) as u8,
-        "task bytes corrupted"
-    );
-    *task.payload
+    assert_eq!(owner_sum + thief_sum, (0..tasks).sum::<u64>());
 }
