@@ -61,15 +61,22 @@ impl<T> Stealer<T> {
         (top, bottom)
     }
 
-    /// The loads of `steal` up to the slot read: `Empty` if the deque looked
-    /// empty, `Retry` if `top` has already moved before the buffer's lap.
+    /// The loads of `steal` up to the slot read, for a thread already pinned:
+    /// `Empty` if the deque looked empty, `Retry` if `top` has already moved
+    /// before the buffer's lap.
     #[inline(always)]
-    fn look<'g>(&self, _guard: &'g Guard) -> Steal<Snapshot<'g, T>> {
-        let inner = &*self.inner;
+    fn look<'g>(&self, guard: &'g Guard) -> Steal<Snapshot<'g, T>> {
         let (top, bottom) = self.indices();
         if top >= bottom {
             return Steal::Empty;
         }
+        self.snapshot(guard, top, bottom)
+    }
+
+    /// The buffer load that follows the index loads once they show a task.
+    #[inline(always)]
+    fn snapshot<'g>(&self, _guard: &'g Guard, top: i64, bottom: i64) -> Steal<Snapshot<'g, T>> {
+        let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
         let buffer = inner.buffer.load(inner.policy.buffer_load());
@@ -90,6 +97,15 @@ impl<T> Stealer<T> {
             bottom,
             buffer,
         })
+    }
+
+    /// Lê et al.'s first loads, then, if they show a task, a pin and the
+    /// buffer load: an attempt on an empty deque (an idle thief's usual
+    /// case) costs no pin (proofs-notes/reclamation.md#epoch).
+    #[inline(always)]
+    fn pin_if_not_empty(&self) -> Option<(Guard, i64, i64)> {
+        let (top, bottom) = self.indices();
+        (top < bottom).then(|| (pin(), top, bottom))
     }
 
     /// The thief's CAS that claims `count` tasks from `top`.
@@ -130,8 +146,10 @@ impl<T> Stealer<T> {
     #[inline]
     pub fn steal(&self) -> Steal<T> {
         let policy = self.inner.policy;
-        let guard = pin();
-        let seen = match self.look(&guard) {
+        let Some((guard, top, bottom)) = self.pin_if_not_empty() else {
+            return Steal::Empty;
+        };
+        let seen = match self.snapshot(&guard, top, bottom) {
             Steal::Success(seen) => seen,
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
@@ -285,8 +303,10 @@ impl<T> Stealer<T> {
                 },
             };
         }
-        let guard = pin();
-        let first = match self.look(&guard) {
+        let Some((guard, top, bottom)) = self.pin_if_not_empty() else {
+            return Steal::Empty;
+        };
+        let first = match self.snapshot(&guard, top, bottom) {
             Steal::Success(seen) => seen,
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
