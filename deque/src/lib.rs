@@ -86,6 +86,8 @@ pub use worker::Worker;
 
 #[cfg(chase_lev_mutants)]
 pub use policy::Mutant;
+#[cfg(chase_lev_mutants)]
+pub use trace::take_thread_trace;
 
 #[cfg(all(test, not(chase_lev_loom)))]
 mod tests;

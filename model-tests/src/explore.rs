@@ -56,7 +56,7 @@ pub fn with_loom(scenario: &on_loom::scenarios::Scenario, mutant: Option<Mutant>
     let tracing = evidence::tracing();
     let count = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&count);
-    run_catching(count, move || {
+    run_catching(count, chase_lev_loom::take_thread_trace, move || {
         builder.check(move || {
             counter.fetch_add(1, Ordering::Relaxed);
             ledger::reset();
@@ -100,21 +100,32 @@ pub fn with_shuttle(
         evidence::set_tracing(false);
         body(mutant);
     };
-    run_catching(count, move || match scheduler {
-        ShuttleScheduler::Random => {
-            let scheduler = shuttle::scheduler::RandomScheduler::new_from_seed(seed, schedules);
-            shuttle::Runner::new(scheduler, config).run(model);
-        }
-        ShuttleScheduler::Pct(depth) => {
-            let scheduler = shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, schedules);
-            shuttle::Runner::new(scheduler, config).run(model);
-        }
-    })
+    run_catching(
+        count,
+        chase_lev_shuttle::take_thread_trace,
+        move || match scheduler {
+            ShuttleScheduler::Random => {
+                let scheduler = shuttle::scheduler::RandomScheduler::new_from_seed(seed, schedules);
+                shuttle::Runner::new(scheduler, config).run(model);
+            }
+            ShuttleScheduler::Pct(depth) => {
+                let scheduler =
+                    shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, schedules);
+                shuttle::Runner::new(scheduler, config).run(model);
+            }
+        },
+    )
 }
 
 /// Runs a model checker, turning a failing execution (a panic) into a
-/// failure with the evidence the model recorded, if any.
-fn run_catching(count: Arc<AtomicUsize>, check: impl FnOnce()) -> Exploration {
+/// failure with the evidence the model recorded, if any. When the checker
+/// itself stopped the execution, `events_so_far` gives the deque's event log
+/// up to that point (empty unless tracing was on).
+fn run_catching(
+    count: Arc<AtomicUsize>,
+    events_so_far: fn() -> Vec<String>,
+    check: impl FnOnce(),
+) -> Exploration {
     let _ = evidence::take_failure();
     let started = Instant::now();
     let result = panic::catch_unwind(AssertUnwindSafe(check));
@@ -129,7 +140,7 @@ fn run_catching(count: Arc<AtomicUsize>, check: impl FnOnce()) -> Exploration {
             // (a leaked `Arc`, a deadlock).
             _ => Failure {
                 violation: message,
-                trace: Vec::new(),
+                trace: events_so_far(),
                 found_by_ledger: false,
             },
         }

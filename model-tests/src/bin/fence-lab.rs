@@ -160,8 +160,8 @@ fn model_check(mutant: Mutant) -> bool {
         } else if failure.trace.is_empty() {
             println!(
                 "(loom itself stopped this execution: it saw a slot read and written with no \
-                 happens-before between them, a data race on the task's bytes. The deque's event log is \
-                 kept only by executions that run to the end, so there is no step list for this one.)\n"
+                 happens-before between them, a data race on the task's bytes; no event was recorded \
+                 before it, so there is no step list for this one.)\n"
             );
         } else {
             println!("the failing interleaving (loads show the value read and the store it came from):\n");
