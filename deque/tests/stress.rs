@@ -53,9 +53,11 @@ fn thief(
     got
 }
 
-/// Runs one owner that pushes `TASKS` tasks in bursts of growing size (so
-/// the buffer grows) and pops half of each burst (so, with hysteresis, it
-/// shrinks), against `thieves` thieves; returns how often each task was taken.
+/// Runs one owner against `thieves` thieves and returns how often each task
+/// was taken. The first half of the tasks is pushed in bursts of growing size
+/// with half of each burst popped, so the buffer grows; the second half is
+/// pushed and popped one at a time, so the deque stays nearly empty and the
+/// hysteresis shrinks the buffer again, all while the thieves steal.
 fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
     let stealer = worker.stealer();
     let done = AtomicBool::new(false);
@@ -71,16 +73,26 @@ fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
             .collect();
         start.wait();
         let mut owner_got = Vec::new();
-        let mut next = 0;
-        let mut burst = 1;
-        while next < TASKS {
-            let end = (next + burst).min(TASKS);
+        let (mut next, mut burst) = (0, 1);
+        while next < TASKS / 2 {
+            let end = (next + burst).min(TASKS / 2);
             (next..end).for_each(|task| worker.push(task));
             for _ in 0..(end - next) / 2 {
                 owner_got.extend(worker.pop());
             }
             next = end;
             burst = if burst > 4096 { 1 } else { burst * 2 };
+        }
+        let grown = worker.capacity();
+        for task in TASKS / 2..TASKS {
+            worker.push(task);
+            owner_got.extend(worker.pop());
+        }
+        if !cfg!(miri) && grown > 4 {
+            assert!(
+                worker.capacity() < grown,
+                "the buffer grew to {grown} slots and did not shrink while the deque stayed nearly empty"
+            );
         }
         while let Some(task) = worker.pop() {
             owner_got.push(task);
