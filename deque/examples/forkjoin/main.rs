@@ -64,6 +64,19 @@ struct Row {
     stats: Stats,
 }
 
+impl Row {
+    /// A row from `race`'s best times, in the order serial, ours, rayon.
+    fn new(workload: String, times: &[Duration], stats: Stats) -> Row {
+        Row {
+            workload,
+            serial: times[0],
+            ours: times[1],
+            rayon: times[2],
+            stats,
+        }
+    }
+}
+
 fn print_rows(threads: usize, rows: &[Row]) {
     println!();
     println!("Fork-join on {threads} threads (best of the runs; speedup = serial / parallel):");
@@ -153,13 +166,11 @@ fn main() {
             ],
         )
     });
-    rows.push(Row {
-        workload: format!("fib({fib_n}), cutoff {fib_cutoff}"),
-        serial: times[0],
-        ours: times[1],
-        rayon: times[2],
+    rows.push(Row::new(
+        format!("fib({fib_n}), cutoff {fib_cutoff}"),
+        &times,
         stats,
-    });
+    ));
 
     // quicksort ---------------------------------------------------------------
     let sort_cutoff = 16_384;
@@ -194,13 +205,11 @@ fn main() {
             ],
         )
     });
-    rows.push(Row {
-        workload: format!("quicksort {sort_len}, cutoff {sort_cutoff}"),
-        serial: times[0],
-        ours: times[1],
-        rayon: times[2],
+    rows.push(Row::new(
+        format!("quicksort {sort_len}, cutoff {sort_cutoff}"),
+        &times,
         stats,
-    });
+    ));
     drop((input, sorted));
 
     // unbalanced tree ---------------------------------------------------------
@@ -227,13 +236,11 @@ fn main() {
             ],
         )
     });
-    rows.push(Row {
-        workload: format!("tree sum {tree_nodes} nodes, cutoff {tree_cutoff}"),
-        serial: times[0],
-        ours: times[1],
-        rayon: times[2],
+    rows.push(Row::new(
+        format!("tree sum {tree_nodes} nodes, cutoff {tree_cutoff}"),
+        &times,
         stats,
-    });
+    ));
     workloads::drop_tree(tree);
 
     print_rows(threads, &rows);
