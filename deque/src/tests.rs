@@ -80,6 +80,26 @@ fn the_buffer_shrinks_back_after_staying_small() {
 }
 
 #[test]
+fn the_buffer_shrinks_even_when_thieves_take_most_tasks() {
+    let worker = Worker::with_capacity(4);
+    let stealer = worker.stealer();
+    (0..1024).for_each(|task| worker.push(task));
+    while worker.pop().is_some() {}
+    // The deque holds one task at a time and the owner pops only one in
+    // eight: fewer pops per lap of the buffer than a halving needs, so the
+    // credit must carry over from one lap to the next.
+    for round in 0..1 << 16 {
+        worker.push(round);
+        if round % 8 == 0 {
+            assert_eq!(worker.pop(), Some(round));
+        } else {
+            assert_eq!(stealer.steal(), Steal::Success(round));
+        }
+    }
+    assert_eq!(worker.capacity(), 4, "shrinks down to the initial capacity");
+}
+
+#[test]
 fn filling_and_draining_in_rounds_does_not_reallocate_every_round() {
     let worker = Worker::with_capacity(4);
     let rounds = 6;

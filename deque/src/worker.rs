@@ -362,6 +362,7 @@ impl<T> Worker<T> {
     fn replace_buffer(&self, bottom: i64, top: i64, new_capacity: usize) -> *mut Buffer<T> {
         let inner = &*self.inner;
         let old = self.buffer();
+        let old_capacity = old.capacity();
         let new = Buffer::new(new_capacity, top);
         for index in top..bottom {
             // SAFETY: only the owner writes slots, so reading the old ones
@@ -371,12 +372,18 @@ impl<T> Worker<T> {
         self.end.set(new.end());
         let new = Box::into_raw(Box::new(new));
         let old = self.buffer.replace(new);
-        self.shrink_credit.set(0);
-        self.shrink_below.set(shrink_threshold(
-            self.bounded,
-            self.min_capacity,
-            new_capacity,
-        ));
+        if new_capacity != old_capacity {
+            // A resize starts the hysteresis afresh; a move to the next lap
+            // at the same capacity is not a resize, and keeps the credit
+            // (else a deque whose owner loses most pops to thieves would
+            // never earn enough between two laps to shrink).
+            self.shrink_credit.set(0);
+            self.shrink_below.set(shrink_threshold(
+                self.bounded,
+                self.min_capacity,
+                new_capacity,
+            ));
+        }
         // Ordering: Release, so that a thief that loads the new pointer with
         // acquire reads the copied slots; this is the first of the two
         // corrections to the C11 code (proofs-notes/reclamation.md#publication).
