@@ -7,7 +7,7 @@ use crate::buffer::Buffer;
 use crate::deque::{Flavor, Inner};
 use crate::policy::fence_if;
 use crate::steal::Steal;
-use crate::sync::{pin, Arc, Guard, Ordering::Relaxed};
+use crate::sync::{pin, pin_with_fence, Arc, Guard, Ordering::Relaxed, PIN_IS_A_FENCE};
 use crate::trace::trace;
 use crate::worker::Worker;
 
@@ -44,21 +44,32 @@ impl<T> Stealer<T> {
     /// Lê et al.'s first loads of `steal`: top, the fence, bottom.
     #[inline(always)]
     fn indices(&self) -> (i64, i64) {
-        let inner = &*self.inner;
-        let policy = inner.policy;
-        // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
-        // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
-        let top = inner.top.load(policy.steal_top_load());
-        trace!(inner, "steal: load top = {top}");
+        let top = self.load_top();
         // Ordering: SeqCst fence, paired with the owner's pop fence (and other
         // thieves' fences): owner and thief cannot both miss each other's
         // write (proofs-notes/model.md#store-buffering).
-        fence_if(policy.steal_fence());
+        fence_if(self.inner.policy.steal_fence());
+        (top, self.load_bottom())
+    }
+
+    #[inline(always)]
+    fn load_top(&self) -> i64 {
+        let inner = &*self.inner;
+        // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
+        // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
+        let top = inner.top.load(inner.policy.steal_top_load());
+        trace!(inner, "steal: load top = {top}");
+        top
+    }
+
+    #[inline(always)]
+    fn load_bottom(&self) -> i64 {
+        let inner = &*self.inner;
         // Ordering: Acquire, pairs with push's release fence so the task's
         // bytes are visible (proofs-notes/model.md#message-passing).
-        let bottom = inner.bottom.load(policy.steal_bottom_load());
+        let bottom = inner.bottom.load(inner.policy.steal_bottom_load());
         trace!(inner, "steal: load bottom = {bottom}");
-        (top, bottom)
+        bottom
     }
 
     /// The loads of `steal` up to the slot read, for a thread already pinned:
@@ -99,12 +110,30 @@ impl<T> Stealer<T> {
         })
     }
 
-    /// Lê et al.'s first loads, then, if they show a task, a pin and the
-    /// buffer load: an attempt on an empty deque (an idle thief's usual
-    /// case) costs no pin (proofs-notes/reclamation.md#epoch).
+    /// Lê et al.'s first loads (top, the SeqCst fence, bottom) and, if they
+    /// show a task, a pin. When a first relaxed look at `bottom` shows a task,
+    /// the pin goes where the fence goes and is the fence: crossbeam-epoch's
+    /// pin executes a SeqCst fence, so a steal issues one barrier before its
+    /// CAS, not two. When the deque looks empty (an idle thief's usual case)
+    /// the fence is issued alone and nothing is pinned
+    /// (proofs-notes/reclamation.md#pin-fence).
     #[inline(always)]
     fn pin_if_not_empty(&self) -> Option<(Guard, i64, i64)> {
-        let (top, bottom) = self.indices();
+        let top = self.load_top();
+        // Ordering: Relaxed: this value only picks which of the two paths
+        // executes the fence; the bottom that a steal uses is loaded after it
+        // (proofs-notes/reclamation.md#pin-fence).
+        if PIN_IS_A_FENCE && top < self.inner.bottom.load(Relaxed) {
+            // Ordering: the pin's SeqCst fence, paired with the owner's pop
+            // fence as in `indices` (proofs-notes/reclamation.md#pin-fence).
+            let guard = pin_with_fence();
+            let bottom = self.load_bottom();
+            return (top < bottom).then_some((guard, top, bottom));
+        }
+        // Ordering: SeqCst fence, as in `indices`
+        // (proofs-notes/model.md#store-buffering).
+        fence_if(self.inner.policy.steal_fence());
+        let bottom = self.load_bottom();
         (top < bottom).then(|| (pin(), top, bottom))
     }
 

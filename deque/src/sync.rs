@@ -8,7 +8,7 @@
 //! types. `--cfg chase_lev_retain_buffers` (set by hand, for the
 //! Stacked-Borrows miri run of `.ci/run`) keeps std atomics but replaces the
 //! epoch by keeping retired buffers until the deque drops, like the model
-//! builds do.
+//! and mutant builds do.
 
 #[cfg(all(chase_lev_loom, chase_lev_shuttle))]
 compile_error!("a build is either a loom build or a shuttle build");
@@ -111,15 +111,69 @@ impl<T> SlotCell<T> {
 
 /// Frees retired buffers with crossbeam-epoch: a buffer is freed once every
 /// thread that was pinned when it was retired has unpinned.
-#[cfg(not(any(chase_lev_loom, chase_lev_shuttle, chase_lev_retain_buffers)))]
+#[cfg(not(any(
+    chase_lev_loom,
+    chase_lev_shuttle,
+    chase_lev_mutants,
+    chase_lev_retain_buffers
+)))]
 mod reclamation {
     /// Keeps the current thread pinned to an epoch while it looks at a buffer
     /// that the owner might retire concurrently.
     pub(crate) type Guard = crossbeam_epoch::Guard;
 
+    /// A thief lets the pin execute its SeqCst fence (`pin_with_fence`).
+    pub(crate) const PIN_IS_A_FENCE: bool = true;
+
+    std::thread_local! {
+        /// This thread's participant in crossbeam-epoch's global collector,
+        /// ours rather than crossbeam's default one: one thread-local access
+        /// gives both `is_pinned` and `pin` (through the default handle the
+        /// pair cost a steal about 2 ns more, measured in
+        /// proofs-notes/reclamation.md#pin-fence).
+        static HANDLE: crossbeam_epoch::LocalHandle =
+            crossbeam_epoch::default_collector().register();
+    }
+
     #[inline]
     pub(crate) fn pin() -> Guard {
-        crossbeam_epoch::pin()
+        HANDLE
+            .try_with(crossbeam_epoch::LocalHandle::pin)
+            // This thread's locals are being destroyed: crossbeam's default
+            // handle registers a temporary participant in that case.
+            .unwrap_or_else(|_| crossbeam_epoch::pin())
+    }
+
+    /// Pins the thread and executes a SeqCst fence, in that order: the
+    /// steal's fence.
+    ///
+    /// crossbeam-epoch's pin of a thread that is not pinned yet is a relaxed
+    /// store of the thread's epoch followed by `fence(SeqCst)`: that is its
+    /// code under miri and on every target but x86, where it issues a `lock
+    /// cmpxchg` instead, a full barrier. The epoch itself is correct only if
+    /// that is a SeqCst fence, and the buffers a thief reads are safe only if
+    /// the epoch is correct. A thread that is already pinned gets no fence
+    /// from `pin`, so it gets one of ours
+    /// (proofs-notes/reclamation.md#pin-fence).
+    #[inline]
+    pub(crate) fn pin_with_fence() -> Guard {
+        let pin_then_fence = |handle: &crossbeam_epoch::LocalHandle| {
+            let nested = handle.is_pinned();
+            let guard = handle.pin();
+            if nested {
+                // Ordering: SeqCst fence: a nested pin executes none
+                // (proofs-notes/reclamation.md#pin-fence).
+                super::fence(super::Ordering::SeqCst);
+            }
+            guard
+        };
+        HANDLE.try_with(pin_then_fence).unwrap_or_else(|_| {
+            let guard = crossbeam_epoch::pin();
+            // Ordering: SeqCst fence: whether this pin executed one is not
+            // known (proofs-notes/reclamation.md#pin-fence).
+            super::fence(super::Ordering::SeqCst);
+            guard
+        })
     }
 
     /// A pointer to a retired buffer, moved into the epoch's deferred
@@ -138,7 +192,7 @@ mod reclamation {
         /// `buffer` came from `Box::into_raw`, is no longer reachable from the
         /// deque's buffer pointer, and is retired exactly once.
         pub(crate) unsafe fn retire<B>(&self, buffer: *mut B, large: bool) {
-            let guard = crossbeam_epoch::pin();
+            let guard = pin();
             let retired = RetiredBox(buffer);
             let free = move || {
                 let retired = retired;
@@ -165,8 +219,15 @@ mod reclamation {
 /// and shuttle cannot see it at all; so the model builds check buffer
 /// publication and stale-buffer reads, and miri on the std build checks that
 /// the epoch never frees a buffer a thief still reads
-/// (proofs-notes/reclamation.md#epoch).
-#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_retain_buffers))]
+/// (proofs-notes/reclamation.md#epoch). The mutant builds keep buffers too:
+/// the epoch's pin is a barrier that would hide a removed steal fence
+/// (proofs-notes/reclamation.md#pin-fence).
+#[cfg(any(
+    chase_lev_loom,
+    chase_lev_shuttle,
+    chase_lev_mutants,
+    chase_lev_retain_buffers
+))]
 mod reclamation {
     /// Nothing is freed while the deque lives, so a thief needs no pin.
     pub(crate) struct Guard;
@@ -174,6 +235,15 @@ mod reclamation {
     #[inline]
     pub(crate) fn pin() -> Guard {
         Guard
+    }
+
+    /// A pin is nothing here, so a thief issues the steal's fence itself
+    /// and never calls `pin_with_fence`: the model checkers then see exactly
+    /// Lê et al.'s loads (proofs-notes/reclamation.md#pin-fence).
+    pub(crate) const PIN_IS_A_FENCE: bool = false;
+
+    pub(crate) fn pin_with_fence() -> Guard {
+        unreachable!("PIN_IS_A_FENCE is false in this build")
     }
 
     /// A retired buffer, freed by its own type's drop glue.
@@ -219,7 +289,7 @@ mod reclamation {
     }
 }
 
-pub(crate) use reclamation::{pin, Guard, Retired};
+pub(crate) use reclamation::{pin, pin_with_fence, Guard, Retired, PIN_IS_A_FENCE};
 
 // -------------------------------------------------------------- threads --
 
