@@ -134,12 +134,17 @@ fn main() {
         panic!("the correct deque broke a promise: {violation}");
     }
     println!("miri-mutant correct kept ({repetitions} repetitions of 3 shapes)");
-    // `MIRI_MUTANTS=a,b` runs only those (the seed script resumes with the
-    // rest after a mutant made miri stop on undefined behaviour).
-    let selected = std::env::var("MIRI_MUTANTS")
-        .ok()
-        .filter(|list| !list.is_empty());
+    // A first argument `a,b` runs only those mutants (the seed script resumes
+    // with the rest after a mutant made miri stop on undefined behaviour).
+    // An argument, not an environment variable: under cargo-miri a variable
+    // for this did not reliably reach the program.
+    let selected = std::env::args()
+        .nth(1)
+        .filter(|list| !list.is_empty() && !list.starts_with('-'));
     let selected: Option<Vec<&str>> = selected.as_deref().map(|list| list.split(',').collect());
+    if let Some(names) = &selected {
+        println!("miri-mutant selection {}", names.join(","));
+    }
     for mutant in Mutant::ALL {
         if selected
             .as_ref()
