@@ -200,9 +200,13 @@ fn thief_loop<C: Contender>(scenario: Scenario, tasks: u64, thief: &C::Thief, st
                 Taken::Task(task) => {
                     black_box(task);
                     in_round += 1;
-                    while let Some(task) = C::pop(&mine) {
-                        black_box(task);
-                        in_round += 1;
+                    // A single steal leaves `mine` untouched (st3's moves exactly one
+                    // task, which it returns): only a batch put tasks there to drain.
+                    if scenario.batch() {
+                        while let Some(task) = C::pop(&mine) {
+                            black_box(task);
+                            in_round += 1;
+                        }
                     }
                 }
                 Taken::Retry => retries += 1,

@@ -206,3 +206,32 @@ impl OwnerPaths for Vec<u64> {
         Vec::pop(self)
     }
 }
+
+/// The thief takes `tasks` tasks, all there from the start and nobody else
+/// taking any: one by one, or in batches that it then pops from its own
+/// deque `mine`. A single steal leaves `mine` untouched (st3's moves exactly
+/// one task, which it returns), so only a batch is followed by pops.
+#[inline(always)]
+pub fn take_all<C: Contender>(thief: &C::Thief, mine: &C::Owner, tasks: u64, batch: bool) {
+    let mut taken = 0;
+    while taken < tasks {
+        let attempt = if batch {
+            C::steal_batch_and_pop(thief, mine)
+        } else {
+            C::steal(thief, mine)
+        };
+        match attempt {
+            Taken::Task(task) => {
+                std::hint::black_box(task);
+                taken += 1;
+                if batch {
+                    while let Some(task) = C::pop(mine) {
+                        std::hint::black_box(task);
+                        taken += 1;
+                    }
+                }
+            }
+            other => panic!("{}: an uncontended steal returned {other:?}", C::NAME),
+        }
+    }
+}

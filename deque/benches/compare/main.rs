@@ -10,11 +10,14 @@
 //! - `CHASE_LEV_BENCH_SECONDS`: measurement time per benchmark (default 1);
 //! - `CHASE_LEV_BENCH_WARMUP`: warm-up time per benchmark (default 0.3);
 //! - `CHASE_LEV_BENCH_TASKS`: tasks per round of the concurrent scenarios
-//!   (default 10000).
+//!   (default 10000);
+//! - `CHASE_LEV_BENCH_ROUNDS`: rounds per deque of the interleaved table
+//!   printed last (default 400; see `interleaved.rs`).
 
 mod concurrent;
 mod contenders;
 mod cpu_time;
+mod interleaved;
 mod owner_paths;
 mod ratios;
 
@@ -26,7 +29,7 @@ use criterion::measurement::WallTime;
 use cpu_time::{thread_cpu_time, ThreadCpuTime};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 
-use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3, Taken};
+use contenders::{take_all, ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3};
 use owner_paths::{push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
 
 fn env_number(name: &str, default: f64) -> f64 {
@@ -107,25 +110,7 @@ fn bench_uncontended_steals(criterion: &mut Criterion<ThreadCpuTime>, batch: boo
                         C::push(&owner, black_box(task));
                     }
                     let start = thread_cpu_time();
-                    let mut taken = 0;
-                    while taken < TASKS {
-                        let attempt = if batch {
-                            C::steal_batch_and_pop(&thief, &mine)
-                        } else {
-                            C::steal(&thief, &mine)
-                        };
-                        match attempt {
-                            Taken::Task(task) => {
-                                black_box(task);
-                                taken += 1;
-                                while let Some(task) = C::pop(&mine) {
-                                    black_box(task);
-                                    taken += 1;
-                                }
-                            }
-                            other => panic!("{}: an uncontended steal returned {other:?}", C::NAME),
-                        }
-                    }
+                    take_all::<C>(&thief, &mine, TASKS, batch);
                     total += thread_cpu_time() - start;
                 }
                 total
@@ -177,6 +162,7 @@ fn main() {
     let seconds = env_number("CHASE_LEV_BENCH_SECONDS", 1.0);
     let warmup = env_number("CHASE_LEV_BENCH_WARMUP", 0.3);
     let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
+    let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
@@ -251,5 +237,6 @@ fn main() {
     single.final_summary();
     criterion.final_summary();
     ratios::print_ratio_table(&output, started);
+    interleaved::print_interleaved_table(interleaved_rounds);
     concurrent::print_retry_table();
 }

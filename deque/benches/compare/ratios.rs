@@ -99,6 +99,15 @@ const GROUPS: [(&str, Option<f64>, Option<f64>); 10] = [
     ("1 producer + 3 thieves", None, None),
 ];
 
+/// Issue 7's targets for `group`: the largest chase-lev/st3 and
+/// chase-lev/crossbeam ratios that meet them.
+pub fn target(group: &str) -> (Option<f64>, Option<f64>) {
+    GROUPS
+        .iter()
+        .find(|(name, _, _)| *name == group)
+        .map_or((None, None), |&(_, st3, crossbeam)| (st3, crossbeam))
+}
+
 /// "yes" or "NO" for a median ratio against its target, "-" without one.
 fn verdict(mine: Option<&Figures>, theirs: Option<&Figures>, target: Option<f64>) -> &'static str {
     match (mine, theirs, target) {
@@ -137,24 +146,15 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
         "'met': issue 7's targets on the median ratios: owner paths <= st3 (1M: <= 1.2 x st3),"
     );
     println!("steals <= st3 and <= crossbeam / 1.5):");
-    println!(
-        "| {:<27} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} | {:>8} | {:>14} |",
-        "benchmark",
-        "chase-lev",
-        "st3",
-        "crossbeam",
-        "Vec",
-        "chase-lev/st3",
-        "chase-lev/crossbeam",
-        "(best) /st3",
-        "(best) /crossbeam",
-        "met /st3",
-        "met /crossbeam"
-    );
-    println!(
-        "|{:-<29}|{:->11}|{:->9}|{:->11}|{:->8}|{:->15}|{:->21}|{:->13}|{:->19}|{:->10}|{:->16}|",
-        "", "", "", "", "", "", "", "", "", "", ""
-    );
+    const WIDTHS: [usize; 11] = [27, 9, 7, 9, 6, 13, 19, 11, 17, 8, 14];
+    let header = [
+        &["benchmark"][..],
+        &FIGURE_COLUMNS,
+        &["(best) /st3", "(best) /crossbeam"],
+        &VERDICT_COLUMNS,
+    ];
+    print_row(&header.concat(), &WIDTHS);
+    print_separator(&WIDTHS);
     for (group, st3_target, crossbeam_target) in GROUPS {
         let mine = figure(group, "chase-lev");
         let st3 = figure(group, "st3");
@@ -162,19 +162,59 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
         if mine.is_none() && st3.is_none() && crossbeam.is_none() {
             continue;
         }
-        println!(
-            "| {:<27} | {:>9} | {:>7} | {:>9} | {:>6} | {:>13} | {:>19} | {:>11} | {:>17} | {:>8} | {:>14} |",
-            group,
-            nanoseconds(mine),
-            nanoseconds(st3),
-            nanoseconds(crossbeam),
-            nanoseconds(figure(group, "Vec")),
-            ratio(mine, st3, false),
-            ratio(mine, crossbeam, false),
-            ratio(mine, st3, true),
-            ratio(mine, crossbeam, true),
-            verdict(mine, st3, st3_target),
-            verdict(mine, crossbeam, crossbeam_target),
+        print_row(
+            &[
+                group.to_string(),
+                nanoseconds(mine),
+                nanoseconds(st3),
+                nanoseconds(crossbeam),
+                nanoseconds(figure(group, "Vec")),
+                ratio(mine, st3, false),
+                ratio(mine, crossbeam, false),
+                ratio(mine, st3, true),
+                ratio(mine, crossbeam, true),
+                verdict(mine, st3, st3_target).to_string(),
+                verdict(mine, crossbeam, crossbeam_target).to_string(),
+            ],
+            &WIDTHS,
         );
     }
+}
+
+/// The columns that both tables share: each deque's figure and the ratios.
+pub const FIGURE_COLUMNS: [&str; 6] = [
+    "chase-lev",
+    "st3",
+    "crossbeam",
+    "Vec",
+    "chase-lev/st3",
+    "chase-lev/crossbeam",
+];
+
+/// The columns of the targets' verdicts.
+pub const VERDICT_COLUMNS: [&str; 2] = ["met /st3", "met /crossbeam"];
+
+/// Prints one row of a markdown table: the first cell left-aligned, the
+/// others right-aligned, each padded to its column's width.
+pub fn print_row<S: AsRef<str>>(cells: &[S], widths: &[usize]) {
+    let mut line = String::from("|");
+    for (column, (cell, &width)) in cells.iter().zip(widths).enumerate() {
+        let cell = cell.as_ref();
+        if column == 0 {
+            line += &format!(" {cell:<width$} |");
+        } else {
+            line += &format!(" {cell:>width$} |");
+        }
+    }
+    println!("{line}");
+}
+
+/// Prints the line under a table header with these column widths.
+pub fn print_separator(widths: &[usize]) {
+    let mut line = String::from("|");
+    for width in widths {
+        line += &"-".repeat(width + 2);
+        line.push('|');
+    }
+    println!("{line}");
 }
