@@ -45,11 +45,17 @@ impl<T> Stealer<T> {
     #[inline(always)]
     fn indices(&self) -> (i64, i64) {
         let top = self.load_top();
+        (top, self.fence_then_bottom())
+    }
+
+    /// Lê et al.'s fence, then the load of `bottom`.
+    #[inline(always)]
+    fn fence_then_bottom(&self) -> i64 {
         // Ordering: SeqCst fence, paired with the owner's pop fence (and other
         // thieves' fences): owner and thief cannot both miss each other's
         // write (proofs-notes/model.md#store-buffering).
         fence_if(self.inner.policy.steal_fence());
-        (top, self.load_bottom())
+        self.load_bottom()
     }
 
     #[inline(always)]
@@ -125,15 +131,13 @@ impl<T> Stealer<T> {
         // (proofs-notes/reclamation.md#pin-fence).
         if PIN_IS_A_FENCE && top < self.inner.bottom.load(Relaxed) {
             // Ordering: the pin's SeqCst fence, paired with the owner's pop
-            // fence as in `indices` (proofs-notes/reclamation.md#pin-fence).
+            // fence as in `fence_then_bottom`
+            // (proofs-notes/reclamation.md#pin-fence).
             let guard = pin_with_fence();
             let bottom = self.load_bottom();
             return (top < bottom).then_some((guard, top, bottom));
         }
-        // Ordering: SeqCst fence, as in `indices`
-        // (proofs-notes/model.md#store-buffering).
-        fence_if(self.inner.policy.steal_fence());
-        let bottom = self.load_bottom();
+        let bottom = self.fence_then_bottom();
         (top < bottom).then(|| (pin(), top, bottom))
     }
 

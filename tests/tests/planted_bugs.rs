@@ -178,147 +178,85 @@ mod hardware_threads {
     }
 }
 
-mod shuttle_random {
-    use super::*;
-    use chase_lev_shuttle::Mutant;
+/// The planted bugs under one of shuttle's schedulers: the same tests for
+/// each, in a module of its own.
+macro_rules! shuttle_planted_bugs {
+    ($module:ident, $schedules:expr) => {
+        mod $module {
+            use super::*;
+            use chase_lev_shuttle::Mutant;
 
-    const RANDOM: Schedules = Schedules::Random;
+            const SCHEDULES: Schedules = $schedules;
 
-    #[test]
-    fn a_thief_that_takes_the_newest_task_is_caught() {
-        assert_caught(
-            THIEF_TAKES_NEWEST,
-            under(
-                ShuttleChaseLev {
-                    mutant: Some(Mutant::StealFromBottom),
-                },
-                RANDOM,
-            ),
-        );
-    }
+            #[test]
+            fn a_thief_that_takes_the_newest_task_is_caught() {
+                assert_caught(
+                    THIEF_TAKES_NEWEST,
+                    under(
+                        ShuttleChaseLev {
+                            mutant: Some(Mutant::StealFromBottom),
+                        },
+                        SCHEDULES,
+                    ),
+                );
+            }
 
-    #[test]
-    fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
-        assert_caught(
-            SKIP_LAST_CAS,
-            under(
-                ShuttleChaseLev {
-                    mutant: Some(Mutant::SkipLastCas),
-                },
-                RANDOM,
-            ),
-        );
-    }
+            #[test]
+            fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
+                assert_caught(
+                    SKIP_LAST_CAS,
+                    under(
+                        ShuttleChaseLev {
+                            mutant: Some(Mutant::SkipLastCas),
+                        },
+                        SCHEDULES,
+                    ),
+                );
+            }
 
-    #[test]
-    fn a_steal_without_cas_is_caught() {
-        assert_caught(
-            STEAL_WITHOUT_CAS,
-            under(
-                BrokenDeque::<ShuttleAtomics>::new(Flaw::StealWithoutCas),
-                RANDOM,
-            ),
-        );
-    }
+            #[test]
+            fn a_steal_without_cas_is_caught() {
+                assert_caught(
+                    STEAL_WITHOUT_CAS,
+                    under(
+                        BrokenDeque::<ShuttleAtomics>::new(Flaw::StealWithoutCas),
+                        SCHEDULES,
+                    ),
+                );
+            }
 
-    #[test]
-    fn a_batch_steal_that_takes_more_than_half_is_caught() {
-        assert_caught(
-            BATCH_TAKES_ALL,
-            under(
-                BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchTakesAll),
-                RANDOM,
-            ),
-        );
-    }
+            #[test]
+            fn a_batch_steal_that_takes_more_than_half_is_caught() {
+                assert_caught(
+                    BATCH_TAKES_ALL,
+                    under(
+                        BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchTakesAll),
+                        SCHEDULES,
+                    ),
+                );
+            }
 
-    #[test]
-    fn a_batch_steal_from_the_wrong_end_is_caught() {
-        assert_caught(
-            BATCH_WRONG_END,
-            under(
-                BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchFromWrongEnd),
-                RANDOM,
-            ),
-        );
-    }
+            #[test]
+            fn a_batch_steal_from_the_wrong_end_is_caught() {
+                assert_caught(
+                    BATCH_WRONG_END,
+                    under(
+                        BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchFromWrongEnd),
+                        SCHEDULES,
+                    ),
+                );
+            }
 
-    #[test]
-    fn the_unbroken_control_passes() {
-        assert_passes(
-            "the broken deque without a flaw",
-            under(BrokenDeque::<ShuttleAtomics>::new(Flaw::None), RANDOM),
-        );
-    }
+            #[test]
+            fn the_unbroken_control_passes() {
+                assert_passes(
+                    "the broken deque without a flaw",
+                    under(BrokenDeque::<ShuttleAtomics>::new(Flaw::None), SCHEDULES),
+                );
+            }
+        }
+    };
 }
 
-mod shuttle_pct {
-    use super::*;
-    use chase_lev_shuttle::Mutant;
-
-    const PCT: Schedules = Schedules::Pct { depth: 3 };
-
-    #[test]
-    fn a_thief_that_takes_the_newest_task_is_caught() {
-        assert_caught(
-            THIEF_TAKES_NEWEST,
-            under(
-                ShuttleChaseLev {
-                    mutant: Some(Mutant::StealFromBottom),
-                },
-                PCT,
-            ),
-        );
-    }
-
-    #[test]
-    fn an_owner_pop_that_skips_the_last_element_cas_is_caught() {
-        assert_caught(
-            SKIP_LAST_CAS,
-            under(
-                ShuttleChaseLev {
-                    mutant: Some(Mutant::SkipLastCas),
-                },
-                PCT,
-            ),
-        );
-    }
-
-    #[test]
-    fn a_steal_without_cas_is_caught() {
-        assert_caught(
-            STEAL_WITHOUT_CAS,
-            under(
-                BrokenDeque::<ShuttleAtomics>::new(Flaw::StealWithoutCas),
-                PCT,
-            ),
-        );
-    }
-
-    #[test]
-    fn a_batch_steal_that_takes_more_than_half_is_caught() {
-        assert_caught(
-            BATCH_TAKES_ALL,
-            under(BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchTakesAll), PCT),
-        );
-    }
-
-    #[test]
-    fn a_batch_steal_from_the_wrong_end_is_caught() {
-        assert_caught(
-            BATCH_WRONG_END,
-            under(
-                BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchFromWrongEnd),
-                PCT,
-            ),
-        );
-    }
-
-    #[test]
-    fn the_unbroken_control_passes() {
-        assert_passes(
-            "the broken deque without a flaw",
-            under(BrokenDeque::<ShuttleAtomics>::new(Flaw::None), PCT),
-        );
-    }
-}
+shuttle_planted_bugs!(shuttle_random, Schedules::Random);
+shuttle_planted_bugs!(shuttle_pct, Schedules::Pct { depth: 3 });

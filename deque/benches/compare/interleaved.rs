@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::contenders::{take_all, ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3};
 use crate::owner_paths::{push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
-use crate::ratios::{print_row, print_separator, target, FIGURE_COLUMNS, VERDICT_COLUMNS};
+use crate::ratios::{met, print_row, print_separator, target, FIGURE_COLUMNS, VERDICT_COLUMNS};
 
 /// Runs one round and returns how long its measured part took.
 type Round = Box<dyn FnMut() -> Duration>;
@@ -144,11 +144,6 @@ pub fn print_interleaved_table(rounds: u64) {
     let ratio = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
         (Some(mine), Some(theirs)) => Some(mine / theirs),
         _ => None,
-    };
-    let met = |ratio: Option<f64>, target: Option<f64>| match (ratio, target) {
-        (Some(ratio), Some(target)) if ratio <= target => "yes",
-        (Some(_), Some(_)) => "NO",
-        _ => "-",
     };
     println!();
     println!(

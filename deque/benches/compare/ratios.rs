@@ -108,13 +108,21 @@ pub fn target(group: &str) -> (Option<f64>, Option<f64>) {
         .map_or((None, None), |&(_, st3, crossbeam)| (st3, crossbeam))
 }
 
-/// "yes" or "NO" for a median ratio against its target, "-" without one.
-fn verdict(mine: Option<&Figures>, theirs: Option<&Figures>, target: Option<f64>) -> &'static str {
-    match (mine, theirs, target) {
-        (Some(mine), Some(theirs), Some(target)) if mine.median / theirs.median <= target => "yes",
-        (Some(_), Some(_), Some(_)) => "NO",
+/// "yes" or "NO" for a ratio against its target, "-" without one of them.
+pub fn met(ratio: Option<f64>, target: Option<f64>) -> &'static str {
+    match (ratio, target) {
+        (Some(ratio), Some(target)) if ratio <= target => "yes",
+        (Some(_), Some(_)) => "NO",
         _ => "-",
     }
+}
+
+/// [`met`] for the median ratio of two benchmarks' figures.
+fn verdict(mine: Option<&Figures>, theirs: Option<&Figures>, target: Option<f64>) -> &'static str {
+    let ratio = mine
+        .zip(theirs)
+        .map(|(mine, theirs)| mine.median / theirs.median);
+    met(ratio, target)
 }
 
 pub fn print_ratio_table(directory: &Path, since: SystemTime) {
