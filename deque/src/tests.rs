@@ -106,6 +106,33 @@ fn the_buffer_shrinks_even_when_thieves_take_most_tasks() {
 }
 
 #[test]
+fn the_buffer_shrinks_when_thieves_take_every_task() {
+    let rounds = if cfg!(miri) { 1 << 8 } else { 1 << 12 };
+    for fifo in [false, true] {
+        let worker = if fifo {
+            Worker::new_fifo_with_capacity(4)
+        } else {
+            Worker::with_capacity(4)
+        };
+        let stealer = worker.stealer();
+        (0..64).for_each(|task| worker.push(task));
+        (0..64).for_each(|task| assert_eq!(stealer.steal(), Steal::Success(task)));
+        assert_eq!(worker.capacity(), 64);
+        // The owner's pops all come too late: each finds the deque empty.
+        for round in 0..rounds {
+            worker.push(round);
+            assert_eq!(stealer.steal(), Steal::Success(round));
+            assert_eq!(worker.pop(), None);
+        }
+        assert_eq!(
+            worker.capacity(),
+            4,
+            "fifo: {fifo}: shrinks down to the initial capacity"
+        );
+    }
+}
+
+#[test]
 fn filling_and_draining_in_rounds_does_not_reallocate_every_round() {
     let worker = Worker::with_capacity(4);
     let rounds = 6;

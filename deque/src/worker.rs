@@ -453,6 +453,9 @@ impl<T> Worker<T> {
             // (proofs-notes/linearizability.md#pop).
             inner.bottom.store(bottom + 1, policy.bottom_store());
             trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
+            // An empty deque is under a quarter full too: a worker whose
+            // tasks all go to thieves must still shrink its buffer.
+            self.consider_shrinking(bottom + 1, top);
             return None;
         }
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
@@ -482,10 +485,10 @@ impl<T> Worker<T> {
             // (proofs-notes/linearizability.md#pop).
             inner.bottom.store(bottom + 1, policy.bottom_store());
             trace!(inner, "pop: store bottom := {}", bottom + 1);
+            self.consider_shrinking(bottom + 1, top + 1);
             if !won {
                 return None;
             }
-            self.consider_shrinking(bottom + 1, top + 1);
         } else {
             self.consider_shrinking(bottom, top);
         }
@@ -510,6 +513,7 @@ impl<T> Worker<T> {
             let top = inner.top.load(Relaxed);
             trace!(inner, "fifo pop: load bottom = {bottom}, load top = {top}");
             if top >= bottom {
+                self.consider_shrinking(bottom, top);
                 return None;
             }
             // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
@@ -534,7 +538,9 @@ impl<T> Worker<T> {
 
     /// Shrinks the buffer by half once the owner has popped `capacity / 2`
     /// times, since the last resize, while the deque was under a quarter
-    /// full. The hysteresis means that a deque that fills and drains in
+    /// full. Every pop counts, whether it returned a task, lost the last one
+    /// to a thief, or found the deque empty: who took the tasks does not
+    /// change how many slots the deque needs. The hysteresis means that a deque that fills and drains in
     /// rounds keeps its buffer instead of reallocating every round, and the
     /// copy (at most `capacity / 4` tasks) is paid for by the pops before it.
     #[inline]

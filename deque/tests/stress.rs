@@ -57,7 +57,8 @@ fn thief(
 /// was taken. The first half of the tasks is pushed in bursts of growing size
 /// with half of each burst popped, so the buffer grows; the second half is
 /// pushed and popped one at a time, so the deque stays nearly empty and the
-/// hysteresis shrinks the buffer again, all while the thieves steal.
+/// hysteresis shrinks the buffer again (every pop counts, also one that lost
+/// its task to a thief), all while the thieves steal.
 fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
     let stealer = worker.stealer();
     let done = AtomicBool::new(false);
@@ -84,6 +85,12 @@ fn run(worker: Worker<usize>, thieves: usize, theft: Theft) -> Vec<u32> {
             burst = if burst > 4096 { 1 } else { burst * 2 };
         }
         let grown = worker.capacity();
+        // Whatever the thieves left of the bursts, the owner takes, so that
+        // the deque holds at most one task from here on, whatever the
+        // scheduler does with the thieves.
+        while let Some(task) = worker.pop() {
+            owner_got.push(task);
+        }
         for task in TASKS / 2..TASKS {
             worker.push(task);
             owner_got.extend(worker.pop());
