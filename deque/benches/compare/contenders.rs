@@ -8,6 +8,10 @@
 //!
 //! Shared by `benches/compare` (criterion) and `examples/owner_paths.rs`
 //! (callgrind instruction counts), which includes this file with `#[path]`.
+//!
+//! The wrappers are `#[inline(always)]`, so that they add no layer of their
+//! own: whether a deque's `push` or `pop` is inlined into the measuring loop
+//! is decided by that deque's own attributes, as in a scheduler calling it.
 
 #![allow(dead_code)] // each includer uses a different part
 
@@ -66,15 +70,15 @@ impl Contender for ChaseLev {
     fn thief(owner: &Self::Owner) -> Self::Thief {
         owner.stealer()
     }
-    #[inline]
+    #[inline(always)]
     fn push(owner: &Self::Owner, task: u64) {
         owner.push(task)
     }
-    #[inline]
+    #[inline(always)]
     fn pop(owner: &Self::Owner) -> Option<u64> {
         owner.pop()
     }
-    #[inline]
+    #[inline(always)]
     fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
         match thief.steal() {
             chase_lev::Steal::Success(task) => Taken::Task(task),
@@ -82,7 +86,7 @@ impl Contender for ChaseLev {
             chase_lev::Steal::Retry => Taken::Retry,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
         match thief.steal_batch_and_pop(dest) {
             chase_lev::Steal::Success(task) => Taken::Task(task),
@@ -105,15 +109,15 @@ impl Contender for Crossbeam {
     fn thief(owner: &Self::Owner) -> Self::Thief {
         owner.stealer()
     }
-    #[inline]
+    #[inline(always)]
     fn push(owner: &Self::Owner, task: u64) {
         owner.push(task)
     }
-    #[inline]
+    #[inline(always)]
     fn pop(owner: &Self::Owner) -> Option<u64> {
         owner.pop()
     }
-    #[inline]
+    #[inline(always)]
     fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
         match thief.steal() {
             crossbeam_deque::Steal::Success(task) => Taken::Task(task),
@@ -121,7 +125,7 @@ impl Contender for Crossbeam {
             crossbeam_deque::Steal::Retry => Taken::Retry,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
         match thief.steal_batch_and_pop(dest) {
             crossbeam_deque::Steal::Success(task) => Taken::Task(task),
@@ -146,21 +150,21 @@ impl Contender for St3 {
     fn thief(owner: &Self::Owner) -> Self::Thief {
         owner.stealer()
     }
-    #[inline]
+    #[inline(always)]
     fn push(owner: &Self::Owner, task: u64) {
         if owner.push(task).is_err() {
             too_small()
         }
     }
-    #[inline]
+    #[inline(always)]
     fn pop(owner: &Self::Owner) -> Option<u64> {
         owner.pop()
     }
-    #[inline]
+    #[inline(always)]
     fn steal(thief: &Self::Thief, scratch: &Self::Owner) -> Taken {
         st3_taken(thief.steal_and_pop(scratch, |_available| 1))
     }
-    #[inline]
+    #[inline(always)]
     fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
         st3_taken(thief.steal_and_pop(dest, |available| available.div_ceil(2).min(BATCH_LIMIT)))
     }
@@ -185,11 +189,11 @@ fn too_small() -> ! {
 pub struct Owned<C: Contender>(pub C::Owner);
 
 impl<C: Contender> OwnerPaths for Owned<C> {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, task: u64) {
         C::push(&self.0, task)
     }
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         C::pop(&self.0)
     }
@@ -197,11 +201,11 @@ impl<C: Contender> OwnerPaths for Owned<C> {
 
 /// The floor: a plain `Vec` used as a stack, no atomics at all.
 impl OwnerPaths for Vec<u64> {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, task: u64) {
         Vec::push(self, task)
     }
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         Vec::pop(self)
     }
