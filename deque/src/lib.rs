@@ -64,7 +64,9 @@
 //! # Memory
 //!
 //! The buffer is a ring of slots that doubles when full and halves, with
-//! hysteresis, when it stays under a quarter full; retired buffers are freed
+//! hysteresis, when it stays under a quarter full (over `capacity / 2` owner
+//! pops in a row, whether they returned a task or found that thieves had
+//! taken them all); retired buffers are freed
 //! by `crossbeam-epoch` once no thief can still read them. `top` and `bottom`
 //! live on separate cache lines. Tasks left in the deque are dropped exactly
 //! once when the last handle goes; zero-sized tasks take no memory.

@@ -427,11 +427,13 @@ impl<T> Worker<T> {
     /// assert_eq!(lifo.pop(), Some(3));
     /// assert_eq!(fifo.pop(), Some(1));
     /// ```
-    // `inline(always)`: with both flavours and the shrink bookkeeping, `pop`
-    // sits at LLVM's inlining threshold, and a call costs the owner paths
-    // about 2 instructions per operation (deque/benches/callgrind.sh with
-    // `#[inline]`: push-1k-then-pop-1k 27.4, push;pop pairs 29.1; with
-    // `inline(always)`: 25.6 and 27.1).
+    // `inline(always)`, here and on `pop_bottom`: with both flavours and the
+    // shrink bookkeeping, `pop` sits at LLVM's inlining threshold, and a call
+    // costs the owner paths about 2 instructions per operation
+    // (deque/benches/callgrind.sh with `#[inline]`: push-1k-then-pop-1k
+    // 27.4, push;pop pairs 29.1; with `inline(always)`: 25.6 and 27.1) and
+    // the example pool's `join` 14 (deque/benches/join_overhead.sh: 110.4
+    // with `pop_bottom` called out of line, 96.4 inlined).
     #[inline(always)]
     pub fn pop(&self) -> Option<T> {
         let popped = match self.inner.flavor {
@@ -445,7 +447,7 @@ impl<T> Worker<T> {
     }
 
     /// Lê et al.'s `take`.
-    #[inline]
+    #[inline(always)]
     fn pop_bottom(&self) -> Option<T> {
         let inner = &*self.inner;
         let policy = inner.policy;
