@@ -129,7 +129,7 @@ fn main() {
     let repetitions = std::env::var("MIRI_REPETITIONS")
         .ok()
         .and_then(|value| value.parse().ok())
-        .unwrap_or(if under_miri { 2 } else { 50 });
+        .unwrap_or(if under_miri { 8 } else { 50 });
     if let Err(violation) = try_mutant(None, repetitions) {
         panic!("the correct deque broke a promise: {violation}");
     }
