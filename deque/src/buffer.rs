@@ -106,6 +106,15 @@ impl<T> Buffer<T> {
         unsafe { self.slot(index).read() }
     }
 
+    /// Under loom, frees the buffer as far as loom can see: writes every
+    /// slot (`sync::free_buffer`).
+    #[cfg(chase_lev_loom)]
+    pub(crate) fn write_every_slot_as_freed(&self) {
+        for slot in self.slots.iter() {
+            slot.mark_freed();
+        }
+    }
+
     /// Copies the slot of `from` in `source` into the slot of `to` here.
     ///
     /// # Safety

@@ -8,13 +8,15 @@
 //! - `top <= bottom + 1`, and the tasks are the slots of indices in
 //!   `[top, bottom)` of the current buffer, which the deque owns.
 
+use core::cell::UnsafeCell;
 use core::marker::PhantomData;
 
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
 use crate::policy::Policy;
-use crate::sync::{AtomicI64, AtomicPtr, Ordering::Relaxed, Retired};
+use crate::reclamation::Retired;
+use crate::sync::{AtomicI64, AtomicPtr, Ordering::Relaxed};
 use crate::trace::Trace;
 
 /// Which end the owner pops from.
@@ -38,7 +40,9 @@ pub(crate) struct Inner<T> {
     pub(crate) buffer: CachePadded<AtomicPtr<Buffer<T>>>,
     pub(crate) flavor: Flavor,
     pub(crate) policy: Policy,
-    pub(crate) retired: Retired,
+    /// Buffers the owner replaced that a thief may still read; touched only
+    /// by the owner and by the final drop (`Inner::retired`).
+    retired: UnsafeCell<Retired<T>>,
     #[allow(dead_code)] // read only by the mutant builds' `trace!`
     pub(crate) trace: Trace,
     /// The deque owns `T`s: dropping it may drop tasks.
@@ -60,13 +64,25 @@ impl<T> Inner<T> {
             buffer: CachePadded::new(AtomicPtr::new(Box::into_raw(Box::new(buffer)))),
             flavor,
             policy,
-            // Unit structs in some builds, not in others.
-            #[allow(clippy::default_constructed_unit_structs)]
-            retired: Retired::default(),
+            retired: UnsafeCell::new(Retired::new()),
+            // A unit struct in some builds, not in others.
             #[allow(clippy::default_constructed_unit_structs)]
             trace: Trace::default(),
             _tasks: PhantomData,
         }
+    }
+}
+
+impl<T> Inner<T> {
+    /// The retired buffers.
+    ///
+    /// # Safety
+    /// Only the owner calls this (from its unique `Worker`), and it does not
+    /// hold two of the references at once.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn retired(&self) -> &mut Retired<T> {
+        // SAFETY: by the caller, this is the only reference.
+        unsafe { &mut *self.retired.get() }
     }
 }
 

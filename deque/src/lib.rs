@@ -66,8 +66,10 @@
 //! The buffer is a ring of slots that doubles when full and halves, with
 //! hysteresis, when it stays under a quarter full (over `capacity / 2` owner
 //! pops in a row, whether they returned a task or found that thieves had
-//! taken them all); retired buffers are freed
-//! by `crossbeam-epoch` once no thief can still read them. `top` and `bottom`
+//! taken them all). A retired buffer is freed at the owner's next buffer
+//! change once no thief holds it (each thread announces the buffer it reads
+//! in a hazard slot, with no barrier beyond the steal's own fence), and every
+//! remaining one when the deque drops. `top` and `bottom`
 //! live on separate cache lines. Tasks left in the deque are dropped exactly
 //! once when the last handle goes; zero-sized tasks take no memory.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -76,6 +78,7 @@
 mod buffer;
 mod deque;
 mod policy;
+mod reclamation;
 mod steal;
 mod stealer;
 mod sync;

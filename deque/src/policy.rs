@@ -54,11 +54,23 @@ mod mutants {
         SkipLastCas,
         /// A thief reads its slot after its CAS instead of before.
         ReadAfterCas,
+        /// The owner loses the SeqCst fence between publishing a new buffer
+        /// and reading the hazard slots (store buffering): it may free a
+        /// buffer a thief is about to read.
+        RetireFence,
+        /// A thief announces its buffer with a relaxed store instead of
+        /// release.
+        HazardProtectRelease,
+        /// A thief clears its hazard slot with a relaxed store instead of
+        /// release: its reads of the buffer may come after the free.
+        HazardClearRelease,
+        /// The owner reads the hazard slots relaxed instead of acquire.
+        HazardScanAcquire,
     }
 
     impl Mutant {
         /// Every mutant, in the order the matrix prints them.
-        pub const ALL: [Mutant; 15] = [
+        pub const ALL: [Mutant; 19] = [
             Mutant::TakeFence,
             Mutant::StealFence,
             Mutant::PushFence,
@@ -74,6 +86,10 @@ mod mutants {
             Mutant::StealFromBottom,
             Mutant::SkipLastCas,
             Mutant::ReadAfterCas,
+            Mutant::RetireFence,
+            Mutant::HazardProtectRelease,
+            Mutant::HazardClearRelease,
+            Mutant::HazardScanAcquire,
         ];
 
         /// The mutant's command-line name (`take-fence`, ...).
@@ -94,6 +110,10 @@ mod mutants {
                 Mutant::StealFromBottom => "steal-from-bottom",
                 Mutant::SkipLastCas => "skip-last-cas",
                 Mutant::ReadAfterCas => "read-after-cas",
+                Mutant::RetireFence => "retire-fence",
+                Mutant::HazardProtectRelease => "hazard-protect-release",
+                Mutant::HazardClearRelease => "hazard-clear-release",
+                Mutant::HazardScanAcquire => "hazard-scan-acquire",
             }
         }
 
@@ -117,7 +137,7 @@ macro_rules! choose {
     ($policy:expr, $site:ident, $correct:expr, $weakened:expr) => {{
         #[cfg(chase_lev_mutants)]
         {
-            if $policy.mutant == Some(Mutant::$site) {
+            if $policy.mutant == Some($crate::policy::Mutant::$site) {
                 $weakened
             } else {
                 $correct
@@ -125,12 +145,14 @@ macro_rules! choose {
         }
         #[cfg(not(chase_lev_mutants))]
         {
-            // Only the mutant builds read the weakened value.
+            // Only the mutant builds read the policy and the weakened value.
+            let _ = $policy;
             let _weakened = if false { $weakened } else { $correct };
             $correct
         }
     }};
 }
+pub(crate) use choose;
 
 impl Policy {
     /// push: load of `top` (proofs-notes/linearizability.md#push).

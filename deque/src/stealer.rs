@@ -6,8 +6,9 @@ use core::mem::MaybeUninit;
 use crate::buffer::Buffer;
 use crate::deque::{Flavor, Inner};
 use crate::policy::fence_if;
+use crate::reclamation::Hazard;
 use crate::steal::Steal;
-use crate::sync::{pin, pin_with_fence, Arc, Guard, Ordering::Relaxed, PIN_IS_A_FENCE};
+use crate::sync::{Arc, Ordering::Relaxed};
 use crate::trace::trace;
 use crate::worker::Worker;
 
@@ -78,29 +79,35 @@ impl<T> Stealer<T> {
         bottom
     }
 
-    /// The loads of `steal` up to the slot read, for a thread already pinned:
-    /// `Empty` if the deque looked empty, `Retry` if `top` has already moved
-    /// before the buffer's lap.
+    /// The loads of `steal` up to the slot read, for a thread whose hazard
+    /// slot already protects a buffer: `Empty` if the deque looked empty,
+    /// `Retry` if the buffer changed or `top` has already moved before the
+    /// buffer's lap.
     #[inline(always)]
-    fn look<'g>(&self, guard: &'g Guard) -> Steal<Snapshot<'g, T>> {
+    fn look<'h>(&self, hazard: &'h Hazard) -> Steal<Snapshot<'h, T>> {
         let (top, bottom) = self.indices();
         if top >= bottom {
             return Steal::Empty;
         }
-        self.snapshot(guard, top, bottom)
+        self.snapshot(hazard, top, bottom)
     }
 
     /// The buffer load that follows the index loads once they show a task.
     #[inline(always)]
-    fn snapshot<'g>(&self, _guard: &'g Guard, top: i64, bottom: i64) -> Steal<Snapshot<'g, T>> {
+    fn snapshot<'h>(&self, hazard: &'h Hazard, top: i64, bottom: i64) -> Steal<Snapshot<'h, T>> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
         let buffer = inner.buffer.load(inner.policy.buffer_load());
-        // SAFETY: the thread is pinned by `_guard` (std) or buffers are kept
-        // for the deque's lifetime (loom, shuttle); so a buffer that was
-        // current at the load stays allocated while the guard lives
-        // (proofs-notes/reclamation.md#epoch).
+        if !hazard.covers(buffer.cast()) {
+            // The owner replaced the buffer since this thread announced it:
+            // a lost race (proofs-notes/reclamation.md#hazard-slots).
+            trace!(inner, "steal: the buffer changed");
+            return Steal::Retry;
+        }
+        // SAFETY: this thread's hazard slot held `buffer` before the fence,
+        // and the load after the fence still saw it, so the owner will not
+        // free it while the hazard lives (proofs-notes/reclamation.md#hazard-slots).
         let buffer = unsafe { &*buffer };
         if !buffer.covers(top) {
             // The owner has moved to a buffer whose lap starts past `top`:
@@ -117,28 +124,31 @@ impl<T> Stealer<T> {
     }
 
     /// Lê et al.'s first loads (top, the SeqCst fence, bottom) and, if they
-    /// show a task, a pin. When a first relaxed look at `bottom` shows a task,
-    /// the pin goes where the fence goes and is the fence: crossbeam-epoch's
-    /// pin executes a SeqCst fence, so a steal issues one barrier before its
-    /// CAS, not two. When the deque looks empty (an idle thief's usual case)
-    /// the fence is issued alone and nothing is pinned
-    /// (proofs-notes/reclamation.md#pin-fence).
+    /// show a task, a hazard on the buffer. The hazard must be published
+    /// before the fence, so a first relaxed look at `bottom` decides where
+    /// the fence goes: an idle thief's steal from an empty deque announces
+    /// nothing and issues the one fence; a steal that sees a task announces
+    /// the buffer and then issues the fence; only a look that said empty
+    /// wrongly costs a second fence (proofs-notes/reclamation.md#hazard-slots).
     #[inline(always)]
-    fn pin_if_not_empty(&self) -> Option<(Guard, i64, i64)> {
+    fn protect_if_not_empty(&self) -> Option<(Hazard, i64, i64)> {
+        let inner = &*self.inner;
         let top = self.load_top();
-        // Ordering: Relaxed: this value only picks which of the two paths
-        // executes the fence; the bottom that a steal uses is loaded after it
-        // (proofs-notes/reclamation.md#pin-fence).
-        if PIN_IS_A_FENCE && top < self.inner.bottom.load(Relaxed) {
-            // Ordering: the pin's SeqCst fence, paired with the owner's pop
-            // fence as in `fence_then_bottom`
-            // (proofs-notes/reclamation.md#pin-fence).
-            let guard = pin_with_fence();
-            let bottom = self.load_bottom();
-            return (top < bottom).then_some((guard, top, bottom));
+        // Ordering: Relaxed: this value only picks the path; the bottom that
+        // a steal uses is loaded after the fence
+        // (proofs-notes/reclamation.md#hazard-slots).
+        if top >= inner.bottom.load(Relaxed) && top >= self.fence_then_bottom() {
+            return None;
         }
+        // Ordering: Relaxed: only the value to announce; the Acquire load
+        // after the fence (`snapshot`) checks it and synchronizes
+        // (proofs-notes/reclamation.md#hazard-slots).
+        let buffer = inner.buffer.load(Relaxed);
+        let hazard = Hazard::protect(buffer.cast(), inner.policy);
+        // Ordering: the steal's SeqCst fence, which also orders the hazard
+        // store before the buffer load (proofs-notes/reclamation.md#hazard-slots).
         let bottom = self.fence_then_bottom();
-        (top < bottom).then(|| (pin(), top, bottom))
+        (top < bottom).then_some((hazard, top, bottom))
     }
 
     /// The thief's CAS that claims `count` tasks from `top`.
@@ -179,10 +189,10 @@ impl<T> Stealer<T> {
     #[inline]
     pub fn steal(&self) -> Steal<T> {
         let policy = self.inner.policy;
-        let Some((guard, top, bottom)) = self.pin_if_not_empty() else {
+        let Some((hazard, top, bottom)) = self.protect_if_not_empty() else {
             return Steal::Empty;
         };
-        let seen = match self.snapshot(&guard, top, bottom) {
+        let seen = match self.snapshot(&hazard, top, bottom) {
             Steal::Success(seen) => seen,
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
@@ -336,10 +346,10 @@ impl<T> Stealer<T> {
                 },
             };
         }
-        let Some((guard, top, bottom)) = self.pin_if_not_empty() else {
+        let Some((hazard, top, bottom)) = self.protect_if_not_empty() else {
             return Steal::Empty;
         };
-        let first = match self.snapshot(&guard, top, bottom) {
+        let first = match self.snapshot(&hazard, top, bottom) {
             Steal::Success(seen) => seen,
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
@@ -354,7 +364,7 @@ impl<T> Stealer<T> {
         }
         match self.inner.flavor {
             Flavor::Fifo => self.claim_fifo_batch(dest, first, batch, keep_first),
-            Flavor::Lifo => self.claim_one_by_one(dest, &guard, first, batch, keep_first),
+            Flavor::Lifo => self.claim_one_by_one(dest, &hazard, first, batch, keep_first),
         }
     }
 
@@ -394,7 +404,7 @@ impl<T> Stealer<T> {
     fn claim_one_by_one(
         &self,
         dest: &Worker<T>,
-        guard: &Guard,
+        hazard: &Hazard,
         first: Snapshot<'_, T>,
         batch: usize,
         keep_first: bool,
@@ -428,7 +438,7 @@ impl<T> Stealer<T> {
                 moved += 1;
             }
             seen = if taken + 1 < batch {
-                self.look(guard)
+                self.look(hazard)
             } else {
                 Steal::Empty
             };

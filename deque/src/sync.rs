@@ -1,14 +1,12 @@
 //! The sync shim: the only module that knows where atomics, fences, `Arc`,
 //! slot cells and buffer reclamation come from.
 //!
-//! The chase-lev crate is built against `std` and `crossbeam-epoch`. The
-//! internal packages under `model-tests/builds/` compile the same source with
-//! `--cfg chase_lev_loom` or `--cfg chase_lev_shuttle` (set by their build
-//! scripts, never by a cargo feature), which swap in the model checker's
-//! types. `--cfg chase_lev_retain_buffers` (set by hand, for the
-//! Stacked-Borrows miri run of `.ci/run`) keeps std atomics but replaces the
-//! epoch by keeping retired buffers until the deque drops, like the model
-//! and mutant builds do.
+//! The chase-lev crate is built against `std`. `--cfg chase_lev_loom` (set
+//! by a user in `RUSTFLAGS` to model-check their own code with chase-lev
+//! inside, or by the internal packages under `model-tests/builds/`) swaps in
+//! loom's types, `--cfg chase_lev_shuttle` shuttle's. Nothing else differs
+//! between the builds: the algorithm, its reclamation and its fences are the
+//! same code (no cargo feature selects a backend).
 
 #[cfg(all(chase_lev_loom, chase_lev_shuttle))]
 compile_error!("a build is either a loom build or a shuttle build");
@@ -17,19 +15,19 @@ compile_error!("a build is either a loom build or a shuttle build");
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 pub(crate) use std::sync::{
-    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    atomic::{fence, AtomicBool, AtomicI64, AtomicPtr, Ordering},
     Arc,
 };
 
 #[cfg(chase_lev_loom)]
 pub(crate) use loom::sync::{
-    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    atomic::{fence, AtomicBool, AtomicI64, AtomicPtr, Ordering},
     Arc,
 };
 
 #[cfg(chase_lev_shuttle)]
 pub(crate) use shuttle::sync::{
-    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    atomic::{fence, AtomicBool, AtomicI64, AtomicPtr, Ordering},
     Arc,
 };
 
@@ -87,6 +85,12 @@ impl<T> SlotCell<T> {
             .collect()
     }
 
+    /// A free of the buffer, as loom sees it: a write of the slot.
+    #[cfg(chase_lev_loom)]
+    pub(crate) fn mark_freed(&self) {
+        self.0.with_mut(|_| ());
+    }
+
     /// # Safety
     /// No other thread writes this slot concurrently.
     #[inline(always)]
@@ -108,188 +112,114 @@ impl<T> SlotCell<T> {
 }
 
 // ----------------------------------------------------------- reclamation --
+//
+// The hazard-slot registry (`reclamation.rs`) needs one static and one
+// thread-local; each backend declares them its own way. The algorithm is the
+// same in every build.
 
-/// Frees retired buffers with crossbeam-epoch: a buffer is freed once every
-/// thread that was pinned when it was retired has unpinned.
-#[cfg(not(any(
-    chase_lev_loom,
-    chase_lev_shuttle,
-    chase_lev_mutants,
-    chase_lev_retain_buffers
-)))]
-mod reclamation {
-    /// Keeps the current thread pinned to an epoch while it looks at a buffer
-    /// that the owner might retire concurrently.
-    pub(crate) type Guard = crossbeam_epoch::Guard;
+use crate::buffer::Buffer;
+use crate::reclamation::{OwnedRecord, Record, Registry};
 
-    /// A thief lets the pin execute its SeqCst fence (`pin_with_fence`).
-    pub(crate) const PIN_IS_A_FENCE: bool = true;
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+mod registry {
+    use super::{OwnedRecord, Registry};
+
+    pub(super) static REGISTRY: Registry = Registry::new();
 
     std::thread_local! {
-        /// This thread's participant in crossbeam-epoch's global collector,
-        /// ours rather than crossbeam's default one: one thread-local access
-        /// gives both `is_pinned` and `pin` (through the default handle the
-        /// pair cost a steal about 2 ns more, measured in
-        /// proofs-notes/reclamation.md#pin-fence).
-        static HANDLE: crossbeam_epoch::LocalHandle =
-            crossbeam_epoch::default_collector().register();
+        pub(super) static RECORD: OwnedRecord = REGISTRY.acquire();
     }
 
-    #[inline]
-    pub(crate) fn pin() -> Guard {
-        HANDLE
-            .try_with(crossbeam_epoch::LocalHandle::pin)
-            // This thread's locals are being destroyed: crossbeam's default
-            // handle registers a temporary participant in that case.
-            .unwrap_or_else(|_| crossbeam_epoch::pin())
+    #[inline(always)]
+    pub(super) fn get() -> &'static Registry {
+        &REGISTRY
+    }
+}
+
+#[cfg(chase_lev_loom)]
+mod registry {
+    use super::{OwnedRecord, Registry};
+
+    loom::lazy_static! {
+        pub(super) static ref REGISTRY: Registry = Registry::new();
     }
 
-    /// Pins the thread and executes a SeqCst fence, in that order: the
-    /// steal's fence.
-    ///
-    /// crossbeam-epoch's pin of a thread that is not pinned yet is a relaxed
-    /// store of the thread's epoch followed by `fence(SeqCst)`: that is its
-    /// code under miri and on every target but x86, where it issues a `lock
-    /// cmpxchg` instead, a full barrier. The epoch itself is correct only if
-    /// that is a SeqCst fence, and the buffers a thief reads are safe only if
-    /// the epoch is correct. A thread that is already pinned gets no fence
-    /// from `pin`, so it gets one of ours
-    /// (proofs-notes/reclamation.md#pin-fence).
-    #[inline]
-    pub(crate) fn pin_with_fence() -> Guard {
-        let pin_then_fence = |handle: &crossbeam_epoch::LocalHandle| {
-            let nested = handle.is_pinned();
-            let guard = handle.pin();
-            if nested {
-                // Ordering: SeqCst fence: a nested pin executes none
-                // (proofs-notes/reclamation.md#pin-fence).
-                super::fence(super::Ordering::SeqCst);
-            }
-            guard
-        };
-        HANDLE.try_with(pin_then_fence).unwrap_or_else(|_| {
-            let guard = crossbeam_epoch::pin();
-            // Ordering: SeqCst fence: whether this pin executed one is not
-            // known (proofs-notes/reclamation.md#pin-fence).
-            super::fence(super::Ordering::SeqCst);
-            guard
-        })
+    loom::thread_local! {
+        pub(super) static RECORD: OwnedRecord = REGISTRY.acquire();
     }
 
-    /// A pointer to a retired buffer, moved into the epoch's deferred
-    /// function.
-    struct RetiredBox<B>(*mut B);
-    // SAFETY: the deferred function only frees the allocation, which holds no
-    // task (its tasks were moved to the new buffer bitwise and are owned
-    // there); freeing memory from another thread is fine whatever `B` is.
-    unsafe impl<B> Send for RetiredBox<B> {}
+    pub(super) fn get() -> &'static Registry {
+        &REGISTRY
+    }
+}
 
-    #[derive(Default)]
-    pub(crate) struct Retired;
+#[cfg(chase_lev_shuttle)]
+mod registry {
+    use super::{OwnedRecord, Registry};
 
-    impl Retired {
-        /// # Safety
-        /// `buffer` came from `Box::into_raw`, is no longer reachable from the
-        /// deque's buffer pointer, and is retired exactly once.
-        pub(crate) unsafe fn retire<B>(&self, buffer: *mut B, large: bool) {
-            let guard = pin();
-            let retired = RetiredBox(buffer);
-            let free = move || {
-                let retired = retired;
-                // SAFETY: the caller handed over unique ownership, and the
-                // epoch runs this only when no pinned thread can still hold
-                // the pointer (proofs-notes/reclamation.md#epoch).
-                drop(unsafe { Box::from_raw(retired.0) });
-            };
-            // SAFETY: `defer_unchecked` drops the `'static` bound: a buffer of
-            // non-`'static` tasks holds no task once retired (see
-            // `RetiredBox`), so freeing it later touches no borrowed data.
-            unsafe { guard.defer_unchecked(free) };
-            if large {
-                // Push a big allocation to the global queue now, so that it is
-                // freed soon rather than when this thread's bag fills up.
-                guard.flush();
-            }
+    shuttle::lazy_static! {
+        pub(super) static ref REGISTRY: Registry = Registry::new();
+    }
+
+    shuttle::thread_local! {
+        pub(super) static RECORD: OwnedRecord = REGISTRY.acquire();
+    }
+
+    pub(super) fn get() -> &'static Registry {
+        &REGISTRY
+    }
+}
+
+/// Every thread's hazard record.
+#[inline(always)]
+pub(crate) fn registry() -> &'static Registry {
+    registry::get()
+}
+
+/// This thread's hazard record; during the thread's own destruction, when
+/// its thread-local is gone, a record borrowed from the registry, which the
+/// caller keeps for as long as it uses the pointer.
+#[inline(always)]
+pub(crate) fn this_threads_record() -> (*const Record, Option<OwnedRecord>) {
+    match registry::RECORD.try_with(OwnedRecord::record) {
+        Ok(record) => (record, None),
+        Err(_) => {
+            let borrowed = registry().acquire();
+            (borrowed.record(), Some(borrowed))
         }
     }
 }
 
-/// Keeps retired buffers until the deque drops. Loom cannot see
-/// crossbeam-epoch unless every crate is rebuilt with `--cfg crossbeam_loom`,
-/// and shuttle cannot see it at all; so the model builds check buffer
-/// publication and stale-buffer reads, and miri on the std build checks that
-/// the epoch never frees a buffer a thief still reads
-/// (proofs-notes/reclamation.md#epoch). The mutant builds keep buffers too:
-/// the epoch's pin is a barrier that would hide a removed steal fence
-/// (proofs-notes/reclamation.md#pin-fence).
-#[cfg(any(
-    chase_lev_loom,
-    chase_lev_shuttle,
-    chase_lev_mutants,
-    chase_lev_retain_buffers
-))]
-mod reclamation {
-    /// Nothing is freed while the deque lives, so a thief needs no pin.
-    pub(crate) struct Guard;
-
-    #[inline]
-    pub(crate) fn pin() -> Guard {
-        Guard
-    }
-
-    /// A pin is nothing here, so a thief issues the steal's fence itself
-    /// and never calls `pin_with_fence`: the model checkers then see exactly
-    /// Lê et al.'s loads (proofs-notes/reclamation.md#pin-fence).
-    pub(crate) const PIN_IS_A_FENCE: bool = false;
-
-    pub(crate) fn pin_with_fence() -> Guard {
-        unreachable!("PIN_IS_A_FENCE is false in this build")
-    }
-
-    /// A retired buffer, freed by its own type's drop glue.
-    struct RetiredBox {
-        pointer: *mut (),
-        free: unsafe fn(*mut ()),
-    }
-
-    impl Drop for RetiredBox {
-        fn drop(&mut self) {
-            // SAFETY: `free` is the dropper for `pointer`'s type, called once.
-            unsafe { (self.free)(self.pointer) }
-        }
-    }
-
-    /// # Safety
-    /// `pointer` came from `Box::<B>::into_raw`.
-    unsafe fn free_box<B>(pointer: *mut ()) {
-        // SAFETY: by the caller.
-        drop(unsafe { Box::from_raw(pointer.cast::<B>()) });
-    }
-
-    #[derive(Default)]
-    pub(crate) struct Retired {
-        buffers: std::sync::Mutex<Vec<RetiredBox>>,
-    }
-
-    // SAFETY: the retired buffers hold no tasks (see the epoch version).
-    unsafe impl Send for Retired {}
-    // SAFETY: only the owner retires, through the mutex.
-    unsafe impl Sync for Retired {}
-
-    impl Retired {
-        /// # Safety
-        /// As for the epoch version.
-        pub(crate) unsafe fn retire<B>(&self, buffer: *mut B, _large: bool) {
-            let retired = RetiredBox {
-                pointer: buffer.cast(),
-                free: free_box::<B>,
-            };
-            self.buffers.lock().unwrap().push(retired);
-        }
-    }
+/// Whether a model checker is unwinding from a failed execution: loom then
+/// drops the execution's thread-locals and statics outside the model, where
+/// its atomics cannot be touched. The registry's destructors skip their
+/// bookkeeping then (the execution is over anyway).
+#[inline(always)]
+pub(crate) fn model_is_unwinding() -> bool {
+    cfg!(chase_lev_loom) && std::thread::panicking()
 }
 
-pub(crate) use reclamation::{pin, pin_with_fence, Guard, Retired, PIN_IS_A_FENCE};
+/// Frees a retired buffer.
+///
+/// # Safety
+/// `buffer` came from `Box::into_raw` and no thread can still read it.
+#[cfg(not(chase_lev_loom))]
+pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
+    // SAFETY: by the caller.
+    drop(unsafe { Box::from_raw(buffer) });
+}
+
+/// Under loom a free is a write to every slot, so that a thief still reading
+/// one is reported as a causality violation instead of reading freed memory;
+/// the allocation itself is then leaked (a few slots per execution).
+///
+/// # Safety
+/// As for the std version.
+#[cfg(chase_lev_loom)]
+pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
+    // SAFETY: by the caller, the buffer is still allocated and ours.
+    unsafe { &*buffer }.write_every_slot_as_freed();
+}
 
 // -------------------------------------------------------------- threads --
 

@@ -390,3 +390,52 @@ fn len_and_is_empty_agree_between_owner_and_stealer() {
     let _ = worker.pop();
     assert_eq!((worker.len(), stealer.len()), (3, 3));
 }
+
+/// How many buffers `worker` retired that are not freed yet.
+fn retired_not_freed<T>(worker: &Worker<T>) -> usize {
+    // SAFETY: the test thread is the owner and holds no other reference.
+    unsafe { worker.inner.retired().len() }
+}
+
+#[test]
+fn with_no_thief_reading_every_retired_buffer_is_freed_at_once() {
+    let worker = Worker::with_capacity(1);
+    for task in 0..MANY {
+        worker.push(task); // a grow, and so a retire, at every power of two
+        assert_eq!(retired_not_freed(&worker), 0);
+    }
+}
+
+#[test]
+fn a_buffer_a_thief_announced_is_kept_until_the_thief_lets_go() {
+    let worker = Worker::with_capacity(2);
+    worker.push(1);
+    // Ordering: Relaxed, the owner's own pointer (proofs-notes/reclamation.md#hazard-slots).
+    let buffer = worker.inner.buffer.load(crate::sync::Ordering::Relaxed);
+    let announced = crate::reclamation::Hazard::protect(buffer.cast(), Policy::default());
+    (2..=3).for_each(|task| worker.push(task)); // grows: retires the announced buffer
+    assert_eq!(retired_not_freed(&worker), 1);
+    (4..=5).for_each(|task| worker.push(task)); // grows again: the first is still held
+    assert_eq!(retired_not_freed(&worker), 1);
+    drop(announced);
+    (6..=9).for_each(|task| worker.push(task)); // the next retire frees both
+    assert_eq!(retired_not_freed(&worker), 0);
+}
+
+#[test]
+fn retired_buffers_held_by_no_thief_do_not_pile_up_around_a_lap() {
+    // A deque pushed and popped around empty moves to a new buffer once per
+    // lap; a thief that steals now and then holds no buffer between steals,
+    // so each retire frees everything.
+    let worker = Worker::with_capacity(4);
+    let stealer = worker.stealer();
+    for round in 0..MANY {
+        worker.push(round);
+        if round % 3 == 0 {
+            let _ = stealer.steal();
+        } else {
+            let _ = worker.pop();
+        }
+        assert_eq!(retired_not_freed(&worker), 0);
+    }
+}

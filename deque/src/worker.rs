@@ -17,7 +17,14 @@ use crate::trace::trace;
 /// deque that is pushed and popped around empty moves its indices on by one
 /// per last-task pop and changes buffers once per lap. At 256 slots that is
 /// under 2 instructions per operation (deque/benches/callgrind.sh).
+#[cfg(not(chase_lev_loom))]
 const DEFAULT_CAPACITY: usize = 256;
+
+/// Under loom (a user's model with `--cfg chase_lev_loom`, or this
+/// repository's), four slots, as tokio's queue does: loom tracks every slot,
+/// and a model that pushes a few tasks then reaches a new lap or a grow.
+#[cfg(chase_lev_loom)]
+const DEFAULT_CAPACITY: usize = 4;
 
 /// The owner's end of a work-stealing deque.
 ///
@@ -201,9 +208,10 @@ impl<T> Worker<T> {
             capacity <= MAX_CAPACITY,
             "chase-lev: capacity overflow ({capacity} tasks requested, at most {MAX_CAPACITY})"
         );
-        let buffer_capacity = if mem::size_of::<T>() == 0 && !bounded {
+        let buffer_capacity = if mem::size_of::<T>() == 0 && !bounded && !cfg!(chase_lev_loom) {
             // Zero-sized tasks take no memory: start at the largest capacity
-            // so that the buffer never needs to grow or shrink.
+            // so that the buffer never needs to grow or shrink (not under
+            // loom, which tracks every slot).
             MAX_CAPACITY
         } else {
             capacity.max(1).next_power_of_two()
@@ -407,10 +415,10 @@ impl<T> Worker<T> {
     /// # Safety
     /// `old` was the deque's buffer, has been replaced, and is retired once.
     unsafe fn retire(&self, old: *mut Buffer<T>) {
-        let bytes = mem::size_of::<T>().saturating_mul(self.buffer().capacity());
-        let large = bytes >= 8192;
-        // SAFETY: forwarded from the caller.
-        unsafe { self.inner.retired.retire(old, large) };
+        let inner = &*self.inner;
+        // SAFETY: this is the owner, the only caller of `retired`; `old` is
+        // forwarded from the caller.
+        unsafe { inner.retired().retire(old, inner.policy) };
     }
 
     /// Pops a task: the newest for a LIFO worker, the oldest for a FIFO one.

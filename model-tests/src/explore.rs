@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::evidence::{self, Failure};
 use crate::ledger;
-use crate::{on_loom, on_shuttle, Mutant};
+use crate::{on_loom, on_loom_shipped, on_shuttle, Mutant};
 
 /// The result of exploring one scenario.
 #[derive(Clone, Debug)]
@@ -56,12 +56,41 @@ pub fn with_loom(scenario: &on_loom::scenarios::Scenario, mutant: Option<Mutant>
     let tracing = evidence::tracing();
     let count = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&count);
-    run_catching(count, chase_lev_loom::take_thread_trace, move || {
+    run_catching(
+        count,
+        chase_lev_loom_mutants::take_thread_trace,
+        move || {
+            builder.check(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+                ledger::reset();
+                evidence::set_tracing(tracing);
+                body(mutant);
+            })
+        },
+    )
+}
+
+/// Explores `scenario` with loom against the deque as it ships
+/// (`chase-lev-loom`, no mutant compiled in).
+pub fn with_loom_shipped(scenario: &on_loom_shipped::scenarios::Scenario) -> Exploration {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = match std::env::var("LOOM_MAX_PREEMPTIONS") {
+        Ok(value) => Some(
+            value
+                .parse()
+                .expect("LOOM_MAX_PREEMPTIONS must be a number"),
+        ),
+        Err(_) => scenario.preemption_bound,
+    };
+    let body = scenario.body;
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&count);
+    run_catching(count, Vec::new, move || {
         builder.check(move || {
             counter.fetch_add(1, Ordering::Relaxed);
             ledger::reset();
-            evidence::set_tracing(tracing);
-            body(mutant);
+            evidence::set_tracing(false);
+            body(None);
         })
     })
 }

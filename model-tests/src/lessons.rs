@@ -141,5 +141,40 @@ pub fn lesson(mutant: Mutant) -> Lesson {
                   keep retired buffers). So the order of read and CAS no longer matters \
                   (proofs-notes/obligations.md#read-after-cas).",
         },
+        Mutant::RetireFence => Lesson {
+            change: "the owner loses its seq_cst fence between publishing a new buffer and reading the hazard slots",
+            litmus: "store buffering (SB), between reclamation and a steal",
+            why: "A thief writes the buffer it is about to read into its hazard slot, then (after the steal's \
+                  fence) loads the buffer pointer again; the owner stores the new pointer, then reads the \
+                  hazard slots to decide what it may free. Each side writes one location and reads the other: \
+                  store buffering. With a fence on both sides one of them sees the other: the owner sees the \
+                  hazard and keeps the buffer, or the thief sees the new pointer and never reads the old one. \
+                  Without the owner's fence its read of the slots can miss the thief's announcement while the \
+                  thief's second load still returns the old pointer: the owner frees a buffer the thief then \
+                  reads (proofs-notes/reclamation.md#hazard-slots).",
+        },
+        Mutant::HazardProtectRelease => Lesson {
+            change: "a thief announces its buffer with a relaxed store instead of release",
+            litmus: "message passing (MP), from one steal's reads to the owner's free",
+            why: "The owner may read a thief's newer announcement (of another buffer) instead of its clear. \
+                  The release on the announcement is what then orders the thief's earlier reads of the old \
+                  buffer before the owner's free, as the release on the clear does when the owner reads the \
+                  clear itself (proofs-notes/reclamation.md#hazard-slots).",
+        },
+        Mutant::HazardClearRelease => Lesson {
+            change: "a thief clears its hazard slot with a relaxed store instead of release",
+            litmus: "message passing (MP), from the thief's reads to the owner's free",
+            why: "The owner frees a buffer once its scan reads an empty slot. Only a release clear, read by \
+                  the owner's acquire, makes the thief's reads of that buffer happen before the free; with a \
+                  relaxed clear the free and the reads are unordered: a use after free \
+                  (proofs-notes/reclamation.md#hazard-slots).",
+        },
+        Mutant::HazardScanAcquire => Lesson {
+            change: "the owner reads the hazard slots relaxed instead of acquire",
+            litmus: "message passing (MP), the owner's side",
+            why: "The partner of the thief's release clear: a relaxed read of the cleared slot does not \
+                  synchronise with it, so the thief's reads of the buffer need not happen before the free \
+                  (proofs-notes/reclamation.md#hazard-slots).",
+        },
     }
 }

@@ -15,7 +15,8 @@ pub mod ledger;
 pub mod lessons;
 pub mod matrix;
 pub mod on_loom;
+pub mod on_loom_shipped;
 pub mod on_shuttle;
 
 /// The mutants, as the loom build names them (the canonical list).
-pub use chase_lev_loom::Mutant;
+pub use chase_lev_loom_mutants::Mutant;

@@ -1,6 +1,6 @@
 //! The scenarios compiled against loom's build of the deque.
 
-pub use chase_lev_loom as deque;
+pub use chase_lev_loom_mutants as deque;
 pub use loom::thread;
 
 // The same scenarios, compiled once per model checker against that checker's

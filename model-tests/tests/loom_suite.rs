@@ -1,4 +1,5 @@
-//! The loom model suite: every scenario against the correct deque, explored
+//! The loom model suite: every scenario against the deque as it ships
+//! (the `chase-lev-loom` build: no mutant compiled in), explored
 //! by loom (exhaustively for two threads, under the stated preemption bound
 //! for three), then the canary: the suite must still kill the mutant that
 //! removes the owner's seq_cst fence.
@@ -12,11 +13,16 @@
 use std::process::ExitCode;
 
 use model_tests::explore::{self, Exploration};
-use model_tests::on_loom::scenarios::{self, Scenario};
+use model_tests::on_loom::scenarios as mutant_scenarios;
+use model_tests::on_loom_shipped::scenarios::{self, Scenario};
 use model_tests::Mutant;
 
 fn describe_bound(scenario: &Scenario) -> String {
-    match explore::loom_preemption_bound(scenario) {
+    let bound = match std::env::var("LOOM_MAX_PREEMPTIONS") {
+        Ok(value) => value.parse().ok(),
+        Err(_) => scenario.preemption_bound,
+    };
+    match bound {
         None => "exhaustive".to_string(),
         Some(bound) => format!("preemption bound {bound}"),
     }
@@ -26,7 +32,7 @@ fn describe_bound(scenario: &Scenario) -> String {
 fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
     let mut all_passed = true;
     for scenario in scenarios::ALL {
-        let exploration = explore::with_loom(scenario, None);
+        let exploration = explore::with_loom_shipped(scenario);
         print_line(scenario, &exploration);
         if let Some(failure) = &exploration.failure {
             println!("    FAILED: {}", failure.violation);
@@ -50,9 +56,11 @@ fn print_line(scenario: &Scenario, exploration: &Exploration) {
 }
 
 /// The canary: if the suite stopped killing the missing pop fence (say a
-/// cfg mistake compiled the checks out), this run must fail, loudly.
+/// cfg mistake compiled the checks out), this run must fail, loudly. It runs
+/// on the mutant build (`chase-lev-loom-mutants`), which is the shipped
+/// source plus the one weakened site.
 fn the_suite_still_kills_the_missing_pop_fence() -> bool {
-    let scenario = scenarios::by_name("prefilled_pop_pop_against_steal_steal")
+    let scenario = mutant_scenarios::by_name("prefilled_pop_pop_against_steal_steal")
         .expect("the canary's scenario exists");
     let exploration = explore::with_loom(scenario, Some(Mutant::TakeFence));
     match &exploration.failure {
@@ -79,7 +87,11 @@ fn main() -> ExitCode {
     // violation itself, so the default hook's message and backtrace would
     // only repeat it.
     std::panic::set_hook(Box::new(|_| {}));
-    println!("loom model suite (the correct deque)");
+    println!(
+        "loom model suite: the deque as it ships (chase-lev-loom: the chase-lev source with \
+         --cfg chase_lev_loom, no mutant compiled in; the same reclamation and fences as the \
+         std build, only atomics, cells and threads are loom's)"
+    );
     let suite_passed = every_scenario_keeps_every_promise_of_the_correct_deque();
     let canary_alive = the_suite_still_kills_the_missing_pop_fence();
     if suite_passed && canary_alive {

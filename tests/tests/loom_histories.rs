@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use chase_lev_loom::Mutant;
+use chase_lev_loom_mutants::Mutant;
 use chase_lev_tests::drivers::check_history;
 use chase_lev_tests::harness::{run_scenario, ThiefBody, Threads};
 use chase_lev_tests::history::{Flavor, ThreadLog};
@@ -42,7 +42,7 @@ chase_lev_tests::deque_under_test!(
     LoomChaseLev,
     chase_lev_loom,
     |family, fifo, capacity, bounded| {
-        chase_lev_loom::Worker::new_mutant(fifo, capacity, bounded, family.mutant)
+        chase_lev_loom_mutants::Worker::new_mutant(fifo, capacity, bounded, family.mutant)
     }
 );
 

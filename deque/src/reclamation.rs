@@ -1,0 +1,329 @@
+//! Freeing retired buffers: one hazard slot per thread, published by the
+//! steal's own SeqCst fence (proofs-notes/reclamation.md#hazard-slots).
+//!
+//! A thief that is about to read a buffer writes the buffer's address into
+//! its thread's hazard slot, *before* the fence that Lê et al.'s steal issues
+//! anyway, and loads the buffer pointer again after it. The owner, after
+//! publishing a new buffer, issues a SeqCst fence of its own and reads every
+//! hazard slot. This is store buffering with fences on both sides
+//! (proofs-notes/model.md#store-buffering): either the owner sees the hazard
+//! and keeps the old buffer, or the thief's second load sees the new pointer
+//! and it never touches the old buffer. So a steal pays no barrier for
+//! reclamation beyond the paper's, and a buffer is kept only while a thread
+//! holds it: at most one buffer per thread, for all deques together.
+//!
+//! Slots live in records, one per thread that ever stole, in a lock-free list
+//! that only grows (`Registry`); a thread that exits hands its record to the
+//! next thread that needs one. Everything here is built on the sync shim's
+//! atomics, so loom, shuttle and miri check this code as it ships.
+
+use core::ptr;
+use std::sync::Arc as StdArc;
+
+use crate::buffer::Buffer;
+use crate::policy::{choose, fence_if, Policy};
+use crate::sync::{
+    AtomicBool, AtomicPtr,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
+
+/// One thread's hazard slot.
+pub(crate) struct Record {
+    /// The buffer this thread may be reading, or null.
+    hazard: AtomicPtr<()>,
+    /// Whether a live thread (or a steal from a thread-local destructor)
+    /// owns this record.
+    in_use: AtomicBool,
+    /// The next record of the registry's list; set before the record is
+    /// published, never changed after.
+    next: AtomicPtr<Record>,
+}
+
+/// Every record ever made, newest first.
+pub(crate) struct Registry {
+    head: AtomicPtr<Record>,
+}
+
+impl Registry {
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    pub(crate) const fn new() -> Registry {
+        Registry {
+            head: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+    pub(crate) fn new() -> Registry {
+        Registry {
+            head: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Takes a record nobody owns, or adds a new one. Lock-free: a CAS on a
+    /// free record's flag, or on the list head.
+    pub(crate) fn acquire(&self) -> OwnedRecord {
+        let mut record = self.first();
+        while let Some(candidate) = record {
+            // Ordering: Acquire, so that this thread's later hazard stores
+            // come after the previous owner's last ones in the slot's order;
+            // failure Relaxed, nothing is read (proofs-notes/reclamation.md#records).
+            let free = candidate
+                .in_use
+                .compare_exchange(false, true, Acquire, Relaxed)
+                .is_ok();
+            if free {
+                return OwnedRecord::of(candidate);
+            }
+            record = candidate.next();
+        }
+        let new = StdArc::into_raw(StdArc::new(Record {
+            hazard: AtomicPtr::new(ptr::null_mut()),
+            in_use: AtomicBool::new(true),
+            next: AtomicPtr::new(ptr::null_mut()),
+        }))
+        .cast_mut();
+        // Ordering: Relaxed: the CAS below publishes (proofs-notes/reclamation.md#records).
+        let mut head = self.head.load(Relaxed);
+        loop {
+            // Ordering: Relaxed: the record is not published yet; the
+            // Release CAS below publishes it (proofs-notes/reclamation.md#records).
+            // SAFETY: `new` is ours until the CAS below publishes it.
+            unsafe { &*new }.next.store(head, Relaxed);
+            // Ordering: Release, so that a scan that reads this head reads
+            // the record's fields as initialised; failure Relaxed, as the
+            // load above (proofs-notes/reclamation.md#records).
+            match self.head.compare_exchange_weak(head, new, Release, Relaxed) {
+                Ok(_) => break,
+                Err(now) => head = now,
+            }
+        }
+        // SAFETY: `new` is published and lives as long as the registry.
+        OwnedRecord::of(unsafe { &*new })
+    }
+
+    fn first(&self) -> Option<&Record> {
+        // Ordering: Acquire, pairs with the Release CAS that published the
+        // record (proofs-notes/reclamation.md#records).
+        let head = self.head.load(Acquire);
+        // SAFETY: records are never freed while the registry lives.
+        unsafe { head.as_ref() }
+    }
+
+    /// Whether any thread's hazard slot holds `buffer`. The caller issued a
+    /// SeqCst fence after replacing `buffer` (`Retired::free_unprotected`).
+    fn is_protected(&self, buffer: *mut (), policy: Policy) -> bool {
+        let mut record = self.first();
+        while let Some(current) = record {
+            // Ordering: Acquire, pairs with the thief's Release stores of its
+            // slot, so that its reads of a buffer happen before the free
+            // (proofs-notes/reclamation.md#hazard-slots).
+            let hazard = current
+                .hazard
+                .load(choose!(policy, HazardScanAcquire, Acquire, Relaxed));
+            if hazard == buffer {
+                return true;
+            }
+            record = current.next();
+        }
+        false
+    }
+}
+
+impl Record {
+    fn next(&self) -> Option<&Record> {
+        // Ordering: Relaxed: set before the record was published, and the
+        // Acquire load of the head (or of a newer record's `next` chain)
+        // made it visible (proofs-notes/reclamation.md#records).
+        let next = self.next.load(Relaxed);
+        // SAFETY: records are never freed while the registry lives.
+        unsafe { next.as_ref() }
+    }
+
+    /// Announces that this thread may read `buffer`. The caller then issues
+    /// the steal's SeqCst fence and loads the buffer pointer again.
+    #[inline(always)]
+    fn protect(&self, buffer: *mut (), policy: Policy) {
+        // Ordering: Release, so that an owner whose scan reads this value
+        // also sees this thread's earlier reads of buffers as done; the
+        // steal's SeqCst fence after it orders it before the thief's second
+        // load of the pointer (proofs-notes/reclamation.md#hazard-slots).
+        let ordering = choose!(policy, HazardProtectRelease, Release, Relaxed);
+        // Ordering: as above (proofs-notes/reclamation.md#hazard-slots).
+        self.hazard.store(buffer, ordering);
+    }
+
+    /// This thread no longer reads any buffer.
+    #[inline(always)]
+    fn clear(&self, policy: Policy) {
+        // Ordering: Release, so that the reads of the buffer happen before
+        // the owner's free once its scan reads null
+        // (proofs-notes/reclamation.md#hazard-slots).
+        let ordering = choose!(policy, HazardClearRelease, Release, Relaxed);
+        // Ordering: as above (proofs-notes/reclamation.md#hazard-slots).
+        self.hazard.store(ptr::null_mut(), ordering);
+    }
+}
+
+impl Drop for Registry {
+    /// Only the model checkers' per-execution registries are ever dropped
+    /// (std's is a static): then no thread is left, so every record goes.
+    fn drop(&mut self) {
+        if crate::sync::model_is_unwinding() {
+            return; // leaks the records of a failed model execution
+        }
+        // Ordering: Relaxed: `&mut self`, no other thread is left
+        // (proofs-notes/reclamation.md#records).
+        let mut next = self.head.load(Relaxed);
+        while !next.is_null() {
+            // SAFETY: each record was made by `StdArc::into_raw` and is
+            // released here once; owners hold their own `StdArc` clones.
+            let record = unsafe { StdArc::from_raw(next) };
+            // Ordering: Relaxed, as above (proofs-notes/reclamation.md#records).
+            next = record.next.load(Relaxed);
+        }
+    }
+}
+
+/// A record this thread owns; returns it to the registry when dropped (at
+/// thread exit, or after one steal from a thread-local destructor).
+/// It keeps the record alive by itself: a model checker's registry can be
+/// dropped before the main thread's thread-locals.
+pub(crate) struct OwnedRecord {
+    record: StdArc<Record>,
+}
+
+impl OwnedRecord {
+    fn of(record: &Record) -> OwnedRecord {
+        let pointer: *const Record = record;
+        // SAFETY: every record in the registry was made by `StdArc::into_raw`
+        // and the registry still holds that count.
+        unsafe { StdArc::increment_strong_count(pointer) };
+        // SAFETY: the count taken just above.
+        OwnedRecord {
+            record: unsafe { StdArc::from_raw(pointer) },
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn record(&self) -> *const Record {
+        StdArc::as_ptr(&self.record)
+    }
+}
+
+impl Drop for OwnedRecord {
+    fn drop(&mut self) {
+        if crate::sync::model_is_unwinding() {
+            return;
+        }
+        // Ordering: Release, as in `Record::clear`
+        // (proofs-notes/reclamation.md#records).
+        self.record.hazard.store(ptr::null_mut(), Release);
+        // Ordering: Release, pairs with the Acquire of the next owner's CAS
+        // (proofs-notes/reclamation.md#records).
+        self.record.in_use.store(false, Release);
+    }
+}
+
+/// The thief's side: keeps this thread's hazard slot on one buffer until
+/// dropped.
+pub(crate) struct Hazard {
+    record: *const Record,
+    /// Set only when this thread's own record was unavailable (a steal from
+    /// a thread-local destructor): a record borrowed for this steal.
+    _borrowed: Option<OwnedRecord>,
+    buffer: *mut (),
+    policy: Policy,
+}
+
+impl Hazard {
+    /// Publishes `buffer` in this thread's slot. The caller must issue the
+    /// SeqCst fence next, and then check the pointer it loads with `covers`.
+    #[inline(always)]
+    pub(crate) fn protect(buffer: *mut (), policy: Policy) -> Hazard {
+        let (record, borrowed) = crate::sync::this_threads_record();
+        // SAFETY: the record is kept alive by this thread's thread-local
+        // (which outlives everything the thread does before its own
+        // destruction) or by `borrowed`, which the hazard holds.
+        unsafe { &*record }.protect(buffer, policy);
+        Hazard {
+            record,
+            _borrowed: borrowed,
+            buffer,
+            policy,
+        }
+    }
+
+    /// Whether `buffer`, loaded after the fence, is the one this hazard
+    /// protects (if not, the owner replaced it meanwhile: a lost race).
+    #[inline(always)]
+    pub(crate) fn covers(&self, buffer: *mut ()) -> bool {
+        self.buffer == buffer
+    }
+}
+
+impl Drop for Hazard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: as in `protect`.
+        unsafe { &*self.record }.clear(self.policy);
+    }
+}
+
+/// The owner's side: buffers replaced but maybe still read by a thief.
+/// Touched only by the owner (through its unique `Worker`) and by the deque's
+/// final drop.
+pub(crate) struct Retired<T> {
+    buffers: Vec<*mut Buffer<T>>,
+}
+
+impl<T> Retired<T> {
+    pub(crate) const fn new() -> Retired<T> {
+        Retired {
+            buffers: Vec::new(),
+        }
+    }
+
+    /// Adds `buffer`, just replaced, and frees every retired buffer that no
+    /// thread holds.
+    ///
+    /// # Safety
+    /// `buffer` came from `Box::into_raw`, is no longer the deque's buffer
+    /// pointer (that store happened before this call), and is retired once.
+    pub(crate) unsafe fn retire(&mut self, buffer: *mut Buffer<T>, policy: Policy) {
+        self.buffers.push(buffer);
+        // Ordering: SeqCst fence, between the store of the new buffer
+        // pointer and the loads of the hazard slots; paired with the
+        // thief's fence between its hazard store and its second pointer
+        // load (proofs-notes/reclamation.md#hazard-slots).
+        fence_if(choose!(policy, RetireFence, Some(SeqCst), None));
+        let registry = crate::sync::registry();
+        self.buffers.retain(|&retired| {
+            if registry.is_protected(retired.cast(), policy) {
+                return true;
+            }
+            // SAFETY: no thread holds it: no slot showed it after the
+            // fence, so every thief that loads the pointer from now on sees
+            // a newer one, and the ones that read it are done
+            // (proofs-notes/reclamation.md#hazard-slots).
+            unsafe { crate::sync::free_buffer(retired) };
+            false
+        });
+    }
+
+    /// How many buffers are retired but not yet freed.
+    #[cfg(all(test, not(any(chase_lev_loom, chase_lev_shuttle))))]
+    pub(crate) fn len(&self) -> usize {
+        self.buffers.len()
+    }
+}
+
+impl<T> Drop for Retired<T> {
+    /// Runs when the last handle of the deque is gone: no thief is left.
+    fn drop(&mut self) {
+        for retired in self.buffers.drain(..) {
+            // SAFETY: no thread can read a buffer of a deque without a
+            // handle of it, so none holds one now.
+            unsafe { crate::sync::free_buffer(retired) };
+        }
+    }
+}

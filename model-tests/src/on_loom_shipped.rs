@@ -1,0 +1,91 @@
+//! The scenarios compiled against loom's build of the deque as it ships
+//! (`chase-lev-loom`: `--cfg chase_lev_loom` and nothing else, no mutant
+//! compiled in). The loom suite's verdicts are about this build.
+//!
+//! The scenarios are written against the mutant builds' constructor and
+//! event log; here `deque` adapts the shipped public API to them: a worker
+//! is made by the public constructor of the same shape, and the log stays
+//! empty (the shipped deque records nothing).
+
+pub use loom::thread;
+
+/// The shipped deque, shaped like the mutant builds for the scenarios.
+pub mod deque {
+    use core::ops::Deref;
+
+    pub use crate::Mutant;
+    pub use chase_lev_loom::Steal;
+
+    /// A shipped `Worker`, made by its public constructors.
+    pub struct Worker<T>(chase_lev_loom::Worker<T>);
+
+    impl<T> Worker<T> {
+        /// The public constructor of this shape; the shipped build has no
+        /// mutant, so `mutant` must be `None`.
+        pub fn new_mutant(
+            fifo: bool,
+            capacity: usize,
+            bounded: bool,
+            mutant: Option<Mutant>,
+        ) -> Self {
+            assert!(mutant.is_none(), "the shipped build has no mutant");
+            use chase_lev_loom::Worker as Shipped;
+            Worker(match (fifo, bounded) {
+                (false, false) => Shipped::with_capacity(capacity),
+                (true, false) => Shipped::new_fifo_with_capacity(capacity),
+                (false, true) => Shipped::new_lifo_bounded(capacity),
+                (true, true) => Shipped::new_fifo_bounded(capacity),
+            })
+        }
+
+        /// A stealer of this worker's deque.
+        pub fn stealer(&self) -> Stealer<T> {
+            Stealer(self.0.stealer())
+        }
+
+        /// The shipped deque records no events.
+        pub fn enable_trace(&self) {}
+
+        /// The shipped deque records no events.
+        pub fn trace_note(&self, _note: String) {}
+
+        /// The shipped deque records no events.
+        pub fn take_trace(&self) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    impl<T> Deref for Worker<T> {
+        type Target = chase_lev_loom::Worker<T>;
+
+        fn deref(&self) -> &Self::Target {
+            &self.0
+        }
+    }
+
+    /// A shipped `Stealer`.
+    pub struct Stealer<T>(chase_lev_loom::Stealer<T>);
+
+    impl<T> Stealer<T> {
+        /// The shipped deque records no events.
+        pub fn trace_note(&self, _note: String) {}
+    }
+
+    impl<T> Clone for Stealer<T> {
+        fn clone(&self) -> Self {
+            Stealer(self.0.clone())
+        }
+    }
+
+    impl<T> Deref for Stealer<T> {
+        type Target = chase_lev_loom::Stealer<T>;
+
+        fn deref(&self) -> &Self::Target {
+            &self.0
+        }
+    }
+}
+
+#[allow(clippy::duplicate_mod)]
+#[path = "scenarios.rs"]
+pub mod scenarios;
