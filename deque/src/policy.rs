@@ -54,6 +54,9 @@ mod mutants {
         SkipLastCas,
         /// A thief reads its slot after its CAS instead of before.
         ReadAfterCas,
+        /// A batch steal publishes the destination's new `bottom` without the
+        /// release fence (message passing, to the destination's thieves).
+        BatchPublishFence,
         /// The owner loses the SeqCst fence between publishing a new buffer
         /// and reading the hazard slots (store buffering): it may free a
         /// buffer a thief is about to read.
@@ -66,11 +69,17 @@ mod mutants {
         HazardClearRelease,
         /// The owner reads the hazard slots relaxed instead of acquire.
         HazardScanAcquire,
+        /// A new hazard record is published (head CAS) and the list read
+        /// (head load) relaxed instead of release/acquire.
+        RecordPublishRelease,
+        /// A record is handed from an exited thread to the next (the
+        /// `in_use` store and CAS) relaxed instead of release/acquire.
+        RecordHandoffRelease,
     }
 
     impl Mutant {
         /// Every mutant, in the order the matrix prints them.
-        pub const ALL: [Mutant; 19] = [
+        pub const ALL: [Mutant; 22] = [
             Mutant::TakeFence,
             Mutant::StealFence,
             Mutant::PushFence,
@@ -86,10 +95,13 @@ mod mutants {
             Mutant::StealFromBottom,
             Mutant::SkipLastCas,
             Mutant::ReadAfterCas,
+            Mutant::BatchPublishFence,
             Mutant::RetireFence,
             Mutant::HazardProtectRelease,
             Mutant::HazardClearRelease,
             Mutant::HazardScanAcquire,
+            Mutant::RecordPublishRelease,
+            Mutant::RecordHandoffRelease,
         ];
 
         /// The mutant's command-line name (`take-fence`, ...).
@@ -110,10 +122,13 @@ mod mutants {
                 Mutant::StealFromBottom => "steal-from-bottom",
                 Mutant::SkipLastCas => "skip-last-cas",
                 Mutant::ReadAfterCas => "read-after-cas",
+                Mutant::BatchPublishFence => "batch-publish-fence",
                 Mutant::RetireFence => "retire-fence",
                 Mutant::HazardProtectRelease => "hazard-protect-release",
                 Mutant::HazardClearRelease => "hazard-clear-release",
                 Mutant::HazardScanAcquire => "hazard-scan-acquire",
+                Mutant::RecordPublishRelease => "record-publish-release",
+                Mutant::RecordHandoffRelease => "record-handoff-release",
             }
         }
 
@@ -130,6 +145,33 @@ mod mutants {
 pub(crate) struct Policy {
     #[cfg(chase_lev_mutants)]
     pub(crate) mutant: Option<Mutant>,
+}
+
+#[cfg(chase_lev_mutants)]
+std::thread_local! {
+    /// The mutant of the last deque made on this OS thread, for the hazard
+    /// registry, which belongs to no deque. Loom and shuttle run every
+    /// thread of a model on the OS thread that started it, so a model's
+    /// registry sees its deque's mutant.
+    static REGISTRY_MUTANT: core::cell::Cell<Option<Mutant>> = const { core::cell::Cell::new(None) };
+}
+
+impl Policy {
+    /// The policy of the hazard registry: the correct orderings, except in a
+    /// mutant build whose last deque carries a registry mutant.
+    #[inline(always)]
+    pub(crate) fn of_registry() -> Policy {
+        Policy {
+            #[cfg(chase_lev_mutants)]
+            mutant: REGISTRY_MUTANT.with(core::cell::Cell::get),
+        }
+    }
+
+    /// (Mutant builds.) Makes `self` the registry's policy on this OS thread.
+    #[cfg(chase_lev_mutants)]
+    pub(crate) fn apply_to_registry(self) {
+        REGISTRY_MUTANT.with(|cell| cell.set(self.mutant));
+    }
 }
 
 /// Picks `correct`, unless this policy's mutant weakens `site`.
@@ -178,6 +220,12 @@ impl Policy {
     #[inline(always)]
     pub(crate) fn push_fence(self) -> Option<Ordering> {
         choose!(self, PushFence, Some(Release), None)
+    }
+
+    /// batch steal: the fence before publishing the destination's `bottom`.
+    #[inline(always)]
+    pub(crate) fn batch_publish_fence(self) -> Option<Ordering> {
+        choose!(self, BatchPublishFence, Some(Release), None)
     }
 
     /// pop (LIFO): the fence between `bottom := b` and the load of `top`.

@@ -39,6 +39,18 @@ pub(crate) struct Record {
     next: AtomicPtr<Record>,
 }
 
+/// The ordering of the CAS that takes a free record (mutant
+/// `record-handoff-release` weakens it with the release that frees one).
+#[inline(always)]
+fn handoff_acquire() -> crate::sync::Ordering {
+    choose!(
+        Policy::of_registry(),
+        RecordHandoffRelease,
+        Acquire,
+        Relaxed
+    )
+}
+
 /// Every record ever made, newest first.
 pub(crate) struct Registry {
     head: AtomicPtr<Record>,
@@ -62,19 +74,25 @@ impl Registry {
     /// Takes a record nobody owns, or adds a new one. Lock-free: a CAS on a
     /// free record's flag, or on the list head.
     pub(crate) fn acquire(&self) -> OwnedRecord {
-        let mut record = self.first();
-        while let Some(candidate) = record {
+        // Raw pointers throughout (from `StdArc::into_raw`), so that the
+        // record taken keeps the provenance of its whole `Arc` allocation.
+        let mut candidate = self.first();
+        while !candidate.is_null() {
+            // SAFETY: records are never freed while the registry lives.
+            let record = unsafe { &*candidate };
             // Ordering: Acquire, so that this thread's later hazard stores
             // come after the previous owner's last ones in the slot's order;
             // failure Relaxed, nothing is read (proofs-notes/reclamation.md#records).
-            let free = candidate
+            let free = record
                 .in_use
-                .compare_exchange(false, true, Acquire, Relaxed)
+                .compare_exchange(false, true, handoff_acquire(), Relaxed)
                 .is_ok();
             if free {
-                return OwnedRecord::of(candidate);
+                // SAFETY: `candidate` came from `StdArc::into_raw` and the
+                // registry still holds that count.
+                return unsafe { OwnedRecord::of(candidate) };
             }
-            record = candidate.next();
+            candidate = record.next();
         }
         let new = StdArc::into_raw(StdArc::new(Record {
             hazard: AtomicPtr::new(ptr::null_mut()),
@@ -92,28 +110,39 @@ impl Registry {
             // Ordering: Release, so that a scan that reads this head reads
             // the record's fields as initialised; failure Relaxed, as the
             // load above (proofs-notes/reclamation.md#records).
-            match self.head.compare_exchange_weak(head, new, Release, Relaxed) {
+            let publish = choose!(
+                Policy::of_registry(),
+                RecordPublishRelease,
+                Release,
+                Relaxed
+            );
+            match self.head.compare_exchange_weak(head, new, publish, Relaxed) {
                 Ok(_) => break,
                 Err(now) => head = now,
             }
         }
-        // SAFETY: `new` is published and lives as long as the registry.
-        OwnedRecord::of(unsafe { &*new })
+        // SAFETY: `new` came from `StdArc::into_raw`, and the registry holds
+        // that count.
+        unsafe { OwnedRecord::of(new) }
     }
 
-    fn first(&self) -> Option<&Record> {
+    fn first(&self) -> *const Record {
         // Ordering: Acquire, pairs with the Release CAS that published the
         // record (proofs-notes/reclamation.md#records).
-        let head = self.head.load(Acquire);
-        // SAFETY: records are never freed while the registry lives.
-        unsafe { head.as_ref() }
+        self.head.load(choose!(
+            Policy::of_registry(),
+            RecordPublishRelease,
+            Acquire,
+            Relaxed
+        ))
     }
 
     /// Whether any thread's hazard slot holds `buffer`. The caller issued a
     /// SeqCst fence after replacing `buffer` (`Retired::free_unprotected`).
     fn is_protected(&self, buffer: *mut (), policy: Policy) -> bool {
         let mut record = self.first();
-        while let Some(current) = record {
+        // SAFETY: records are never freed while the registry lives.
+        while let Some(current) = unsafe { record.as_ref() } {
             // Ordering: Acquire, pairs with the thief's Release stores of its
             // slot, so that its reads of a buffer happen before the free
             // (proofs-notes/reclamation.md#hazard-slots).
@@ -130,13 +159,11 @@ impl Registry {
 }
 
 impl Record {
-    fn next(&self) -> Option<&Record> {
+    fn next(&self) -> *const Record {
         // Ordering: Relaxed: set before the record was published, and the
         // Acquire load of the head (or of a newer record's `next` chain)
         // made it visible (proofs-notes/reclamation.md#records).
-        let next = self.next.load(Relaxed);
-        // SAFETY: records are never freed while the registry lives.
-        unsafe { next.as_ref() }
+        self.next.load(Relaxed)
     }
 
     /// Announces that this thread may read `buffer`. The caller then issues
@@ -193,14 +220,14 @@ pub(crate) struct OwnedRecord {
 }
 
 impl OwnedRecord {
-    fn of(record: &Record) -> OwnedRecord {
-        let pointer: *const Record = record;
-        // SAFETY: every record in the registry was made by `StdArc::into_raw`
-        // and the registry still holds that count.
-        unsafe { StdArc::increment_strong_count(pointer) };
+    /// # Safety
+    /// `record` came from `StdArc::into_raw`, and that count is still held.
+    unsafe fn of(record: *const Record) -> OwnedRecord {
+        // SAFETY: by the caller.
+        unsafe { StdArc::increment_strong_count(record) };
         // SAFETY: the count taken just above.
         OwnedRecord {
-            record: unsafe { StdArc::from_raw(pointer) },
+            record: unsafe { StdArc::from_raw(record) },
         }
     }
 
@@ -220,7 +247,13 @@ impl Drop for OwnedRecord {
         self.record.hazard.store(ptr::null_mut(), Release);
         // Ordering: Release, pairs with the Acquire of the next owner's CAS
         // (proofs-notes/reclamation.md#records).
-        self.record.in_use.store(false, Release);
+        let release = choose!(
+            Policy::of_registry(),
+            RecordHandoffRelease,
+            Release,
+            Relaxed
+        );
+        self.record.in_use.store(false, release);
     }
 }
 
@@ -264,6 +297,9 @@ impl Hazard {
 impl Drop for Hazard {
     #[inline(always)]
     fn drop(&mut self) {
+        if crate::sync::model_is_unwinding() {
+            return; // a failed model execution: nothing is freed any more
+        }
         // SAFETY: as in `protect`.
         unsafe { &*self.record }.clear(self.policy);
     }
@@ -320,6 +356,9 @@ impl<T> Retired<T> {
 impl<T> Drop for Retired<T> {
     /// Runs when the last handle of the deque is gone: no thief is left.
     fn drop(&mut self) {
+        if crate::sync::model_is_unwinding() {
+            return; // a failed model execution: leak, loom reported already
+        }
         for retired in self.buffers.drain(..) {
             // SAFETY: no thread can read a buffer of a deque without a
             // handle of it, so none holds one now.

@@ -123,23 +123,15 @@ impl<T> Stealer<T> {
         })
     }
 
-    /// Lê et al.'s first loads (top, the SeqCst fence, bottom) and, if they
-    /// show a task, a hazard on the buffer. The hazard must be published
-    /// before the fence, so a first relaxed look at `bottom` decides where
-    /// the fence goes: an idle thief's steal from an empty deque announces
-    /// nothing and issues the one fence; a steal that sees a task announces
-    /// the buffer and then issues the fence; only a look that said empty
-    /// wrongly costs a second fence (proofs-notes/reclamation.md#hazard-slots).
+    /// Lê et al.'s first loads (top, the SeqCst fence, bottom), with this
+    /// thread's hazard slot announcing the buffer before the fence, so that
+    /// the one fence serves both the algorithm and reclamation
+    /// (proofs-notes/reclamation.md#hazard-slots). `None` if the deque
+    /// looked empty.
     #[inline(always)]
     fn protect_if_not_empty(&self) -> Option<(Hazard, i64, i64)> {
         let inner = &*self.inner;
         let top = self.load_top();
-        // Ordering: Relaxed: this value only picks the path; the bottom that
-        // a steal uses is loaded after the fence
-        // (proofs-notes/reclamation.md#hazard-slots).
-        if top >= inner.bottom.load(Relaxed) && top >= self.fence_then_bottom() {
-            return None;
-        }
         // Ordering: Relaxed: only the value to announce; the Acquire load
         // after the fence (`snapshot`) checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).

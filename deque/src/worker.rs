@@ -314,12 +314,22 @@ impl<T> Worker<T> {
         if bottom - top >= self.limit.get() {
             return Err(task); // bounded and full
         }
-        let mut buffer = self.buffer();
         if bottom >= self.end.get() {
-            buffer = self.next_lap(bottom, top);
+            self.push_into_next_lap(bottom, top, task);
+        } else {
+            self.write_and_publish(self.buffer(), bottom, task);
         }
-        // No overflow: a lap ends at `i64::MAX` at the latest, and `next_lap`
-        // panics there, so here `bottom < i64::MAX`.
+        Ok(())
+    }
+
+    /// The end of push: writes `task` into the slot of `bottom` and
+    /// publishes it by raising `bottom`.
+    #[inline(always)]
+    fn write_and_publish(&self, buffer: &Buffer<T>, bottom: i64, task: T) {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        // No overflow: a lap ends at `i64::MAX` at the latest, and
+        // `push_into_next_lap` panics there, so here `bottom < i64::MAX`.
         let next = bottom + 1;
         // SAFETY: `bottom` is in the buffer's lap, and no thief reads its
         // slot now: thieves read only below a bottom they saw, and the last
@@ -336,15 +346,16 @@ impl<T> Worker<T> {
         // (proofs-notes/model.md#message-passing).
         inner.bottom.store(next, policy.bottom_store());
         trace!(inner, "push: store bottom := {next}");
-        Ok(())
     }
 
     /// `bottom` reached the end of the buffer's lap: moves the tasks to a new
     /// buffer starting at `top`, twice as large if the deque is full (Lê et
-    /// al.'s grow); returns the buffer the pending push must write to.
+    /// al.'s grow), finishes the push there, and only then retires the old
+    /// buffer, so that the task is visible to thieves before the owner scans
+    /// the hazard slots (proofs-notes/reclamation.md#hazard-slots).
     #[cold]
     #[inline(never)]
-    fn next_lap(&self, bottom: i64, top: i64) -> &Buffer<T> {
+    fn push_into_next_lap(&self, bottom: i64, top: i64, task: T) {
         if bottom == i64::MAX {
             index_space_exhausted();
         }
@@ -361,14 +372,14 @@ impl<T> Worker<T> {
         };
         let old = self.replace_buffer(bottom, top, new_capacity);
         if self.inner.policy.reload_after_grow() {
+            self.write_and_publish(self.buffer(), bottom, task);
             // SAFETY: `old` is no longer the deque's buffer and is retired once.
             unsafe { self.retire(old) };
-            self.buffer()
         } else {
             // Mutant NoReloadAfterGrow: keep writing into the old buffer
             // (and leak it, so that the write stays in bounds).
             // SAFETY: never freed.
-            unsafe { &*old }
+            self.write_and_publish(unsafe { &*old }, bottom, task);
         }
     }
 
@@ -590,10 +601,10 @@ impl<T> Worker<T> {
     /// still counts toward shrinking: a worker whose tasks all go to thieves
     /// needs no more slots than one that pops them itself. It only counts
     /// (down to 1, never to 0): the shrink itself waits for the next
-    /// successful pop or the next move to a new lap (`next_lap`), so that
+    /// successful pop or the next move to a new lap (`push_into_next_lap`), so that
     /// `pop` holds no second call to the shrink. The deque it leaves is
     /// empty, so under a quarter full whenever the buffer can shrink at all
-    /// (`next_lap` checks that again).
+    /// (`push_into_next_lap` checks that again).
     #[inline]
     fn count_pop_that_came_too_late(&self) {
         let left = self.pops_until_shrink.get();
@@ -641,8 +652,9 @@ impl<T> Worker<T> {
             None => index_space_exhausted(),
         };
         let policy = inner.policy;
-        // Ordering: Release fence, as in push (proofs-notes/model.md#message-passing).
-        fence_if(policy.push_fence());
+        // Ordering: Release fence, as in push: the destination's thieves that
+        // read the new bottom read the copied tasks (proofs-notes/model.md#message-passing).
+        fence_if(policy.batch_publish_fence());
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
         inner.bottom.store(next, policy.bottom_store());
@@ -730,7 +742,9 @@ impl<T> Worker<T> {
         mutant: Option<crate::Mutant>,
     ) -> Worker<T> {
         let flavor = if fifo { Flavor::Fifo } else { Flavor::Lifo };
-        Worker::build(flavor, capacity, bounded, Policy { mutant })
+        let policy = Policy { mutant };
+        policy.apply_to_registry();
+        Worker::build(flavor, capacity, bounded, policy)
     }
 
     /// (Mutant builds only.) Starts recording every atomic access.

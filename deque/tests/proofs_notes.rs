@@ -449,8 +449,8 @@ fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
     let names = mutant_names(&policy);
     assert_eq!(
         names.len(),
-        19,
-        "expected the 19 mutants of Mutant::name, found {names:?}"
+        22,
+        "expected the 22 mutants of Mutant::name, found {names:?}"
     );
     let obligations = note("obligations.md").expect("proofs-notes/obligations.md");
     let sections = anchors(&obligations);

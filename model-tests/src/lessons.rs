@@ -141,6 +141,15 @@ pub fn lesson(mutant: Mutant) -> Lesson {
                   keep retired buffers). So the order of read and CAS no longer matters \
                   (proofs-notes/obligations.md#read-after-cas).",
         },
+        Mutant::BatchPublishFence => Lesson {
+            change: "a batch steal publishes the destination's `bottom` without the release fence",
+            litmus: "message passing (MP), into the destination",
+            why: "A batch steal copies the stolen tasks into the destination's slots and then raises the \
+                  destination's bottom, exactly as a push does; the destination's own thieves read that \
+                  bottom with acquire and then the slots. Without the release fence a thief of the \
+                  destination can see the new bottom and still not see the copied task: it reads a slot \
+                  that, as far as it can tell, nobody wrote (proofs-notes/model.md#message-passing).",
+        },
         Mutant::RetireFence => Lesson {
             change: "the owner loses its seq_cst fence between publishing a new buffer and reading the hazard slots",
             litmus: "store buffering (SB), between reclamation and a steal",
@@ -168,6 +177,23 @@ pub fn lesson(mutant: Mutant) -> Lesson {
                   the owner's acquire, makes the thief's reads of that buffer happen before the free; with a \
                   relaxed clear the free and the reads are unordered: a use after free \
                   (proofs-notes/reclamation.md#hazard-slots).",
+        },
+        Mutant::RecordPublishRelease => Lesson {
+            change: "a new hazard record is pushed on the registry's list, and the list read, relaxed",
+            litmus: "message passing (MP), publication of a record",
+            why: "A thread's first steal pushes its record on a lock-free list with a CAS on the head; the \
+                  owner's scan loads the head and walks the list. Release on the CAS and acquire on the load \
+                  make the record's initialised fields visible to the scan; without them the scan may read \
+                  the record's slot before its initialisation (proofs-notes/reclamation.md#records).",
+        },
+        Mutant::RecordHandoffRelease => Lesson {
+            change: "a record is handed from an exited thread to the next one relaxed",
+            litmus: "message passing (MP), the hand-over of a hazard slot",
+            why: "When a thread exits, its record is freed (`in_use = false`, release) and a later thread \
+                  takes it (CAS, acquire). The pair orders the old thread's last stores of the slot before \
+                  the new thread's first announcement in the slot's order; without it an owner could read \
+                  the old thread's clear after the new thread's announcement, and free a buffer the new \
+                  thread reads (proofs-notes/reclamation.md#records).",
         },
         Mutant::HazardScanAcquire => Lesson {
             change: "the owner reads the hazard slots relaxed instead of acquire",

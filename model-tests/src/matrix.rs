@@ -22,13 +22,19 @@ pub enum Argument {
     ArguedSafe(&'static str),
     /// The bug needs load buffering, which loom and miri never produce.
     NeedsLoadBuffering(&'static str),
+    /// The bug needs another execution that loom does not produce (a
+    /// modification order against loom's execution order, or a race with an
+    /// atomic's non-atomic initialisation); the ordering is needed.
+    BeyondLoom(&'static str),
 }
 
 impl Argument {
     /// The `proofs-notes/` anchor of the argument.
     pub fn anchor(self) -> &'static str {
         match self {
-            Argument::ArguedSafe(anchor) | Argument::NeedsLoadBuffering(anchor) => anchor,
+            Argument::ArguedSafe(anchor)
+            | Argument::NeedsLoadBuffering(anchor)
+            | Argument::BeyondLoom(anchor) => anchor,
         }
     }
 }
@@ -61,11 +67,12 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         Mutant::TakeCasSeqCst => Some(Argument::ArguedSafe(
             "proofs-notes/obligations.md#take-cas-seqcst",
         )),
-        // As for take-cas-seqcst: claims on top are decided by atomicity;
-        // a thief's CAS still heads a release sequence that the owner's
-        // relaxed CAS continues, so push's acquire of top still syncs.
-        Mutant::FifoCasSeqCst => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#fifo-cas-seqcst",
+        // The thief's first, relaxed load of the pointer (the value it
+        // announces) is followed by the steal's SeqCst fence, an acquire
+        // fence; the second load must return the same pointer or the steal
+        // retries.
+        Mutant::BufferLoadAcquire => Some(Argument::ArguedSafe(
+            "proofs-notes/obligations.md#buffer-load-acquire",
         )),
         // Buffers never wrap: after the thief's CAS claimed index t, no
         // thread writes t's slot in that buffer again (the owner only
@@ -76,6 +83,17 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         )),
         _ => None,
     }
+}
+
+/// The mutants that loom killed although `survivor_argument` excuses them:
+/// a stale argument, which would hide the loss of the killing scenario. The
+/// matrix fails on any.
+pub fn stale_arguments(rows: &[Row]) -> Vec<&'static str> {
+    rows.iter()
+        .filter(|row| matches!(row.loom, LoomVerdict::Killed { .. }))
+        .filter(|row| survivor_argument(row.mutant).is_some())
+        .map(|row| row.mutant.name())
+        .collect()
 }
 
 /// What loom made of one mutant.
@@ -256,7 +274,8 @@ pub fn run_matrix(
 }
 
 impl Row {
-    /// `killed`, `argued safe`, `needs load buffering`, or `SURVIVED (gap)`.
+    /// `killed`, `argued safe`, `needs load buffering`, `beyond loom`, or
+    /// `SURVIVED (gap)`.
     pub fn verdict(&self) -> &'static str {
         match &self.loom {
             LoomVerdict::Killed { .. } => "killed",
@@ -268,6 +287,10 @@ impl Row {
                 argument: Some(Argument::NeedsLoadBuffering(_)),
                 ..
             } => "needs load buffering",
+            LoomVerdict::Survived {
+                argument: Some(Argument::BeyondLoom(_)),
+                ..
+            } => "beyond loom",
             LoomVerdict::Survived { argument: None, .. } => "SURVIVED (gap)",
         }
     }

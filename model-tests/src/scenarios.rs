@@ -56,6 +56,13 @@ pub const ALL: &[Scenario] = &[
         body: grow_while_a_thief_steals,
     },
     Scenario {
+        name: "grow_while_a_thief_steals_twice",
+        family: 3,
+        threads: 2,
+        preemption_bound: None,
+        body: grow_while_a_thief_steals_twice,
+    },
+    Scenario {
         name: "shrink_and_retire_while_a_thief_steals",
         family: 4,
         threads: 2,
@@ -103,6 +110,13 @@ pub const ALL: &[Scenario] = &[
         threads: 2,
         preemption_bound: None,
         body: fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it,
+    },
+    Scenario {
+        name: "thief_of_the_destination_sees_the_batch",
+        family: 5,
+        threads: 2,
+        preemption_bound: None,
+        body: thief_of_the_destination_sees_the_batch,
     },
     Scenario {
         name: "thief_that_sees_another_thiefs_steal_sees_the_push_before_it",
@@ -443,6 +457,29 @@ fn grow_while_a_thief_steals(mutant: Option<Mutant>) {
     owner.finish(vec![thief]);
 }
 
+/// Capacity 1: the second push grows the buffer while a thief steals twice.
+/// Its first steal may read the old buffer and its second announce the new
+/// one before the owner scans the hazard slots to free the old buffer; the
+/// free must still come after the first steal's read (the announcement is a
+/// release store).
+fn grow_while_a_thief_steals_twice(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    let thief = owner.stealer("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    owner.push(1);
+    owner.push(2);
+    owner.finish(vec![thief]);
+}
+
 // ---------------------------------------------------------------------------
 // Family 4: shrinking, and retiring the old buffer, while a thief steals.
 
@@ -508,6 +545,30 @@ fn fifo_steal_batch_and_pop_against_pop_pop(mutant: Option<Mutant>) {
         .spawn(move |thief| thief.steal_batch_and_pop(mutant, true));
     owner.pop();
     owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// The owner steals a batch from a second deque (filled by itself) into
+/// its own, while a thief steals from the owner's deque: the batch publishes
+/// the owner's new `bottom` as a push does, so a thief that sees it sees the
+/// copied task.
+fn thief_of_the_destination_sees_the_batch(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    // Created before any push: it knows no task, so an `Empty` is allowed.
+    let thief = owner.stealer("thief 1");
+    let victim = Owner::new(LIFO, mutant);
+    for id in 1..=2 {
+        victim.push(id);
+    }
+    let thief = thief.spawn(Thief::steal);
+    let batch = victim.stealer("owner");
+    owner.note(|| "owner calls steal_batch() from a second deque into its own".into());
+    let operation = ledger::begin("owner", "steal_batch", Some(batch.known_pushed_before));
+    if batch.stealer.steal_batch(&owner.worker).is_empty() {
+        ledger::returned_empty(operation);
+    }
+    drop(batch);
+    drop(victim); // drops what the batch left behind
     owner.finish(vec![thief]);
 }
 

@@ -66,13 +66,23 @@ fn main() -> ExitCode {
         .filter(|row| row.verdict() == "SURVIVED (gap)")
         .map(|row| row.mutant.name())
         .collect();
-    if gaps.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    let stale = matrix::stale_arguments(&rows);
+    if !gaps.is_empty() {
         println!(
             "mutants that survive without an argument (gaps in the suite): {}",
             gaps.join(", ")
         );
+    }
+    if !stale.is_empty() {
+        println!(
+            "mutants that loom kills but matrix.rs excuses with an argument (remove the stale \
+             argument, so that losing the killing scenario fails loudly): {}",
+            stale.join(", ")
+        );
+    }
+    if gaps.is_empty() && stale.is_empty() {
+        ExitCode::SUCCESS
+    } else {
         ExitCode::FAILURE
     }
 }
