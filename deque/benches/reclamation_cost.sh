@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The hazard slots (reclamation.rs) against the crossbeam-epoch reclamation
+# they replaced, two checkouts side by side (proofs-notes/reclamation.md#cost).
+#
+# Usage: deque/benches/reclamation_cost.sh <wall|stress> OLD NEW
+#   OLD, NEW: two checkouts of this repository (e.g. `git worktree add
+#   ../old-epoch d2b7111`); each is built in its own target/.
+#   wall    runs `cargo bench -p chase-lev --bench compare -- steal` in OLD and
+#           NEW alternately, $REPS times each (default 5), and prints the
+#           median, min and max over the runs of chase-lev's figures: the
+#           interleaved minimum of the same-thread steal rows and criterion's
+#           medians of the steal groups.
+#   stress  runs examples/reclamation_stress.rs (copied into OLD if it is
+#           missing there: it uses only the public API) under
+#           `/usr/bin/time -v`, for 1, 4, 16 and 64 thieves ($THIEVES), OLD
+#           and NEW alternately, $REPS times each (default 3), with $OPS owner
+#           operations (default 2000000), then once more each with a stalled
+#           thief ($STALL_OPS operations, default 400000); prints medians.
+# Raw outputs are kept in $OUT (default: a new directory under /tmp).
+# Callgrind's exact counts: run `bash deque/benches/callgrind.sh` in each
+# checkout.
+set -euo pipefail
+
+mode="${1:?usage: reclamation_cost.sh <wall|stress> OLD NEW}"
+old="$(cd "${2:?OLD checkout}" && pwd)"
+new="$(cd "${3:?NEW checkout}" && pwd)"
+out="${OUT:-$(mktemp -d /tmp/reclamation_cost.XXXXXX)}"
+mkdir -p "$out"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+echo "raw outputs in $out; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+case "$mode" in
+wall)
+    reps="${REPS:-5}"
+    for dir in "$old" "$new"; do
+        (cd "$dir" && cargo bench --quiet -p chase-lev --bench compare --no-run)
+    done
+    for rep in $(seq 1 "$reps"); do
+        for side in old new; do
+            dir="$old"; [ "$side" = new ] && dir="$new"
+            (cd "$dir" && cargo bench --quiet -p chase-lev --bench compare -- steal) \
+                >"$out/wall.$side.$rep.txt" 2>&1
+            echo "$side run $rep done, load $(cut -d' ' -f1-3 /proc/loadavg)" \
+                | tee -a "$out/load.txt"
+        done
+    done
+    python3 - "$out" "$reps" <<'EOF'
+import re, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+def rows(text, title):
+    """chase-lev's column of the table that follows `title`."""
+    found, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith(title):
+            inside = True
+            continue
+        if inside and line.startswith("|") and not line.startswith("|-"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            if cells[0] == "benchmark":
+                column = cells.index("chase-lev")
+                continue
+            if "steal" in cells[0] or "thieves" in cells[0]:
+                try:
+                    found[cells[0]] = float(cells[column])
+                except ValueError:
+                    pass
+        elif inside and found and not line.startswith("|"):
+            break
+    return found
+tables = {"Interleaved minimum": "interleaved minimum, ns per task",
+          "Ratios from this run": "criterion median, ns per task"}
+for title, label in tables.items():
+    figures = {}
+    for side in ("old", "new"):
+        for rep in range(1, reps + 1):
+            text = open(f"{out}/wall.{side}.{rep}.txt").read()
+            for row, value in rows(text, title).items():
+                figures.setdefault(row, {}).setdefault(side, []).append(value)
+    print(f"\n{label} (median [min, max] of {reps} runs per commit):")
+    print("| benchmark | epoch (old) | hazard slots (new) | new/old (medians) |")
+    print("|---|--:|--:|--:|")
+    for row, sides in figures.items():
+        cell = lambda v: f"{statistics.median(v):.2f} [{min(v):.2f}, {max(v):.2f}]"
+        if "old" in sides and "new" in sides:
+            ratio = statistics.median(sides["new"]) / statistics.median(sides["old"])
+            print(f"| {row} | {cell(sides['old'])} | {cell(sides['new'])} | {ratio:.2f} |")
+EOF
+    ;;
+stress)
+    reps="${REPS:-3}"
+    ops="${OPS:-2000000}"
+    stall_ops="${STALL_OPS:-400000}"
+    thieves="${THIEVES:-1 4 16 64}"
+    example="deque/examples/reclamation_stress.rs"
+    [ -e "$old/$example" ] || cp "$here/$example" "$old/$example"
+    for dir in "$old" "$new"; do
+        (cd "$dir" && cargo build --quiet --profile bench -p chase-lev --example reclamation_stress)
+    done
+    run() { # side rep thieves operations [stall]
+        local dir="$old"; [ "$1" = new ] && dir="$new"
+        local file="$out/stress.$1.$3.${5:-run}.$2.txt"
+        /usr/bin/time -v "$dir/target/release/examples/reclamation_stress" "$3" "$4" ${5:-} \
+            >"$file" 2>&1
+        echo "load=$(cut -d' ' -f1 /proc/loadavg)" >>"$file"
+    }
+    for rep in $(seq 1 "$reps"); do
+        for n in $thieves; do
+            for side in old new; do run "$side" "$rep" "$n" "$ops"; done
+        done
+        echo "round $rep done, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    done
+    for n in 1 16; do
+        for side in old new; do run "$side" 1 "$n" "$stall_ops" stall; done
+    done
+    python3 - "$out" <<'EOF'
+import glob, re, statistics, sys
+out = sys.argv[1]
+runs = {}
+for path in sorted(glob.glob(f"{out}/stress.*.txt")):
+    _, side, thieves, kind, rep, _ = path.rsplit("/", 1)[1].split(".")
+    text = open(path).read()
+    fields = dict(re.findall(r"(\w+)=(\S+)", text.split("\n")[0]))
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    fields["peak_rss_kib"] = rss.group(1) if rss else "nan"
+    fields["load"] = re.search(r"^load=(\S+)", text, re.M).group(1)
+    runs.setdefault((kind, int(thieves), side), []).append(fields)
+columns = [("owner_ops_per_s", "owner Mops/s", 1e-6), ("steals_per_s", "steals M/s", 1e-6),
+           ("attempts_per_s", "steal attempts M/s", 1e-6),
+           ("buffer_changes", "buffer changes", 1),
+           ("max_retired_not_freed", "max retired, not freed", 1),
+           ("peak_heap_bytes", "peak heap MiB", 1 / 2**20),
+           ("peak_rss_kib", "peak RSS MiB", 1 / 1024), ("load", "load avg", 1)]
+for kind in ("run", "stall"):
+    keys = sorted(k for k in runs if k[0] == kind)
+    if not keys:
+        continue
+    count = len(runs[keys[0]])
+    print(f"\n{'steady' if kind == 'run' else 'one thief stalled mid-steal'} "
+          f"(median of {count} run(s); [min, max] when more than one):")
+    print("| thieves | reclamation | " + " | ".join(c[1] for c in columns) + " |")
+    print("|--:|---|" + "--:|" * len(columns))
+    for key in keys:
+        cells = []
+        for field, _, scale in columns:
+            values = [float(r[field]) * scale for r in runs[key]]
+            digits = 0 if scale == 1 and field != "load" else 2
+            text = f"{statistics.median(values):.{digits}f}"
+            if len(values) > 1 and field not in ("load",):
+                text += f" [{min(values):.{digits}f}, {max(values):.{digits}f}]"
+            cells.append(text)
+        name = "epoch (old)" if key[2] == "old" else "hazard slots (new)"
+        print(f"| {key[1]} | {name} | " + " | ".join(cells) + " |")
+EOF
+    ;;
+*)
+    echo "unknown mode $mode" >&2
+    exit 1
+    ;;
+esac
