@@ -2,7 +2,7 @@
 # The hazard slots (reclamation.rs) against the crossbeam-epoch reclamation
 # they replaced, two checkouts side by side (proofs-notes/reclamation.md#cost).
 #
-# Usage: deque/benches/reclamation_cost.sh <wall|stress> OLD NEW
+# Usage: deque/benches/reclamation_cost.sh <wall|stress|owner> OLD NEW
 #   OLD, NEW: two checkouts of this repository (e.g. `git worktree add
 #   ../old-epoch d2b7111`); each is built in its own target/.
 #   wall    runs `cargo bench -p chase-lev --bench compare -- steal` in OLD and
@@ -15,7 +15,14 @@
 #           `/usr/bin/time -v`, for 1, 4, 16 and 64 thieves ($THIEVES), OLD
 #           and NEW alternately, $REPS times each (default 3), with $OPS owner
 #           operations (default 2000000), then once more each with a stalled
-#           thief ($STALL_OPS operations, default 400000); prints medians.
+#           thief ($STALL_OPS operations, default $OPS, for 1 and 16 thieves); prints
+#           medians.
+#   owner   counts with callgrind the instructions of the owner's workload of
+#           reclamation_stress (its `run_owner`), $OPS owner operations
+#           (default 100000), with 0, 1, 4, 16 and 64 registered thieves that
+#           stole once and then sleep (`idle`): the cost of the buffer changes
+#           against the number of threads (the hazard scan reads every
+#           thread's slot; the epoch's collection walks every participant).
 # Raw outputs are kept in $OUT (default: a new directory under /tmp).
 # Callgrind's exact counts: run `bash deque/benches/callgrind.sh` in each
 # checkout.
@@ -29,7 +36,51 @@ mkdir -p "$out"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 echo "raw outputs in $out; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+example="deque/examples/reclamation_stress.rs"
+build_stress() {
+    [ -e "$old/$example" ] || cp "$here/$example" "$old/$example"
+    for dir in "$old" "$new"; do
+        (cd "$dir" && cargo build --quiet --profile bench -p chase-lev --example reclamation_stress)
+    done
+}
+
 case "$mode" in
+owner)
+    command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+    ops="${OPS:-100000}"
+    build_stress
+    for n in ${THIEVES:-0 1 4 16 64}; do
+        for side in old new; do
+            dir="$old"; [ "$side" = new ] && dir="$new"
+            valgrind --tool=callgrind --callgrind-out-file="$out/owner.$side.$n.callgrind" \
+                --collect-atstart=no --toggle-collect='*run_owner*' \
+                "$dir/target/release/examples/reclamation_stress" "$n" "$ops" idle \
+                >"$out/owner.$side.$n.txt" 2>/dev/null
+        done
+    done
+    python3 - "$out" <<'EOF'
+import glob, re, sys
+out = sys.argv[1]
+runs = {}
+for path in glob.glob(f"{out}/owner.*.txt"):
+    _, side, n, _ = path.rsplit("/", 1)[1].split(".")
+    fields = dict(re.findall(r"(\w+)=(\S+)", open(path).read()))
+    totals = re.search(r"^totals: *(\d+)", open(path[:-4] + ".callgrind").read(), re.M)
+    runs[(side, int(n))] = (int(totals.group(1)), int(fields["owner_ops"]),
+                            int(fields["buffer_changes"]))
+print("| registered thieves | instructions / owner op, epoch (old) | hazard slots (new) "
+      "| extra per buffer change vs 0 thieves, old | new |")
+print("|--:|--:|--:|--:|--:|")
+for n in sorted({n for _, n in runs}):
+    cells = [f"{runs[(side, n)][0] / runs[(side, n)][1]:.1f}" for side in ("old", "new")]
+    for side in ("old", "new"):
+        (i, _, changes), (i0, _, _) = runs[(side, n)], runs[(side, 0)]
+        cells.append(f"{(i - i0) / changes:.1f}")
+    print(f"| {n} | " + " | ".join(cells) + " |")
+print(f"(owner operations per run: {sorted({runs[k][1] for k in runs})}; "
+      f"buffer changes per run: {sorted({runs[k][2] for k in runs})})")
+EOF
+    ;;
 wall)
     reps="${REPS:-5}"
     for dir in "$old" "$new"; do
@@ -89,13 +140,10 @@ EOF
 stress)
     reps="${REPS:-3}"
     ops="${OPS:-2000000}"
-    stall_ops="${STALL_OPS:-400000}"
+    stall_ops="${STALL_OPS:-$ops}"
     thieves="${THIEVES:-1 4 16 64}"
     example="deque/examples/reclamation_stress.rs"
-    [ -e "$old/$example" ] || cp "$here/$example" "$old/$example"
-    for dir in "$old" "$new"; do
-        (cd "$dir" && cargo build --quiet --profile bench -p chase-lev --example reclamation_stress)
-    done
+    build_stress
     run() { # side rep thieves operations [stall]
         local dir="$old"; [ "$1" = new ] && dir="$new"
         local file="$out/stress.$1.$3.${5:-run}.$2.txt"

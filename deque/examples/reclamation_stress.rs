@@ -5,7 +5,7 @@
 //! (used to compare the hazard slots of `reclamation.rs` with the
 //! crossbeam-epoch version they replaced; proofs-notes/reclamation.md#cost).
 //!
-//! Usage: `reclamation_stress <thieves> <owner-operations> [stall]`
+//! Usage: `reclamation_stress <thieves> <owner-operations> [stall|idle]`
 //!
 //! The owner is a FIFO worker of capacity 4, so it moves to a new buffer
 //! (next lap) about every 4 pushes; it pushes 1, 2 or 3 tasks and pops them
@@ -20,6 +20,12 @@
 //! holds the source buffer (hazard slot, or epoch pin), and this program's
 //! allocator blocks that allocation until the owner has finished. That is a
 //! thief descheduled mid-steal, built from the public API.
+//!
+//! With `idle`, each thief makes one steal from another deque (so that its
+//! thread is registered: a hazard record, or an epoch participant) and then
+//! sleeps until the owner is done: under callgrind
+//! (`--toggle-collect='*run_owner*'`) this counts exactly what the owner's
+//! buffer changes cost with that many registered threads.
 //!
 //! Buffers are recognised by their allocation: tasks are 64-byte aligned,
 //! so a buffer's slot array is the only allocation of alignment 64, and the
@@ -124,6 +130,7 @@ struct Tally {
 }
 
 /// The owner's fixed workload: `operations` pushes and pops.
+#[inline(never)]
 fn run_owner(worker: &Worker<Task>, operations: u64) -> u64 {
     let mut done = 0;
     let mut popped = 0;
@@ -153,14 +160,23 @@ fn run_owner(worker: &Worker<Task>, operations: u64) -> u64 {
 
 fn main() {
     let arguments: Vec<String> = std::env::args().collect();
-    let usage = "usage: reclamation_stress <thieves> <owner-operations> [stall]";
+    let usage = "usage: reclamation_stress <thieves> <owner-operations> [stall|idle]";
     let thieves: usize = arguments.get(1).expect(usage).parse().expect(usage);
     let operations: u64 = arguments.get(2).expect(usage).parse().expect(usage);
-    let stall = match arguments.get(3).map(String::as_str) {
-        None => false,
-        Some("stall") => true,
+    let (stall, idle) = match arguments.get(3).map(String::as_str) {
+        None => (false, false),
+        Some("stall") => (true, false),
+        Some("idle") => (false, true),
         Some(_) => panic!("{usage}"),
     };
+    // One task per idle thief, for its registering steal (`u64` tasks, so
+    // that this deque's buffer is not counted as the owner's).
+    let elsewhere = Worker::<u64>::new_fifo();
+    if idle {
+        for task in 0..thieves as u64 {
+            elsewhere.push(task);
+        }
+    }
 
     let worker = Worker::<Task>::new_fifo_with_capacity(OWNER_CAPACITY);
     let go = Arc::new(AtomicBool::new(false));
@@ -194,11 +210,22 @@ fn main() {
     let handles: Vec<_> = (0..thieves)
         .map(|_| {
             let stealer = worker.stealer();
+            let registering = elsewhere.stealer();
             let (go, stop, started) = (Arc::clone(&go), Arc::clone(&stop), Arc::clone(&started));
             std::thread::spawn(move || {
                 let mut tally = Tally::default();
+                if idle {
+                    while registering.steal().is_retry() {}
+                }
                 // Ordering: SeqCst, a plain start/stop flag of this program.
                 started.fetch_add(1, SeqCst);
+                if idle {
+                    // Ordering: Relaxed, as in the loop below.
+                    while !stop.load(Relaxed) {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    return tally;
+                }
                 // Ordering: SeqCst, a plain start/stop flag of this program.
                 while !go.load(SeqCst) {
                     std::hint::spin_loop();
