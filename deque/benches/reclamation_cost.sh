@@ -15,8 +15,10 @@
 #           `/usr/bin/time -v`, for 1, 4, 16 and 64 thieves ($THIEVES), OLD
 #           and NEW alternately, $REPS times each (default 3), with $OPS owner
 #           operations (default 2000000), then once more each with a stalled
-#           thief ($STALL_OPS operations, default $OPS, for 1 and 16 thieves); prints
-#           medians.
+#           thief ($STALL_OPS operations, default $OPS, for 1 and 16 thieves),
+#           then $IDLE_REPS times (default 5) with 0 and $THIEVES registered
+#           thieves asleep (`idle`); prints medians. $PARTS (default
+#           "steady stall idle") selects parts; PARTS=none only re-reads $OUT.
 #   owner   counts with callgrind the instructions of the owner's workload of
 #           reclamation_stress (its `run_owner`), $OPS owner operations
 #           (default 100000), with 0, 1, 4, 16 and 64 registered thieves that
@@ -151,15 +153,27 @@ stress)
             >"$file" 2>&1
         echo "load=$(cut -d' ' -f1 /proc/loadavg)" >>"$file"
     }
-    for rep in $(seq 1 "$reps"); do
-        for n in $thieves; do
-            for side in old new; do run "$side" "$rep" "$n" "$ops"; done
+    parts=" ${PARTS:-steady stall idle} "
+    if [[ "$parts" == *" steady "* ]]; then
+        for rep in $(seq 1 "$reps"); do
+            for n in $thieves; do
+                for side in old new; do run "$side" "$rep" "$n" "$ops"; done
+            done
+            echo "round $rep done, load $(cut -d' ' -f1-3 /proc/loadavg)"
         done
-        echo "round $rep done, load $(cut -d' ' -f1-3 /proc/loadavg)"
-    done
-    for n in 1 16; do
-        for side in old new; do run "$side" 1 "$n" "$stall_ops" stall; done
-    done
+    fi
+    if [[ "$parts" == *" stall "* ]]; then
+        for n in 1 16; do
+            for side in old new; do run "$side" 1 "$n" "$stall_ops" stall; done
+        done
+    fi
+    if [[ "$parts" == *" idle "* ]]; then
+        for rep in $(seq 1 "${IDLE_REPS:-5}"); do
+            for n in 0 $thieves; do
+                for side in old new; do run "$side" "$rep" "$n" "$ops" idle; done
+            done
+        done
+    fi
     python3 - "$out" <<'EOF'
 import glob, re, statistics, sys
 out = sys.argv[1]
@@ -172,18 +186,20 @@ for path in sorted(glob.glob(f"{out}/stress.*.txt")):
     fields["peak_rss_kib"] = rss.group(1) if rss else "nan"
     fields["load"] = re.search(r"^load=(\S+)", text, re.M).group(1)
     runs.setdefault((kind, int(thieves), side), []).append(fields)
-columns = [("owner_ops_per_s", "owner Mops/s", 1e-6), ("steals_per_s", "steals M/s", 1e-6),
+columns = [("owner_ops_per_s", "owner Mops/s", 1e-6), ("steals_per_s", "steals k/s", 1e-3),
            ("attempts_per_s", "steal attempts M/s", 1e-6),
            ("buffer_changes", "buffer changes", 1),
            ("max_retired_not_freed", "max retired, not freed", 1),
            ("peak_heap_bytes", "peak heap MiB", 1 / 2**20),
            ("peak_rss_kib", "peak RSS MiB", 1 / 1024), ("load", "load avg", 1)]
-for kind in ("run", "stall"):
-    keys = sorted(k for k in runs if k[0] == kind)
+titles = {"run": "steady", "stall": "one thief stalled mid-steal",
+          "idle": "thieves registered (one steal each), then asleep: the owner alone"}
+for kind in ("run", "stall", "idle"):
+    keys = sorted((k for k in runs if k[0] == kind), key=lambda k: (k[1], k[2] != "old"))
     if not keys:
         continue
     count = len(runs[keys[0]])
-    print(f"\n{'steady' if kind == 'run' else 'one thief stalled mid-steal'} "
+    print(f"\n{titles[kind]} "
           f"(median of {count} run(s); [min, max] when more than one):")
     print("| thieves | reclamation | " + " | ".join(c[1] for c in columns) + " |")
     print("|--:|---|" + "--:|" * len(columns))
@@ -191,9 +207,9 @@ for kind in ("run", "stall"):
         cells = []
         for field, _, scale in columns:
             values = [float(r[field]) * scale for r in runs[key]]
-            digits = 0 if scale == 1 and field != "load" else 2
+            digits = 0 if scale == 1 and field != "load" else 1 if field == "load" else 2
             text = f"{statistics.median(values):.{digits}f}"
-            if len(values) > 1 and field not in ("load",):
+            if len(values) > 1:
                 text += f" [{min(values):.{digits}f}, {max(values):.{digits}f}]"
             cells.append(text)
         name = "epoch (old)" if key[2] == "old" else "hazard slots (new)"
