@@ -896,6 +896,20 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
         footer = footer.add(text(meaning, MARGIN + 62.0, y, 12.0, INK));
         y += 20.0;
     }
+    footer = footer.add(
+        rect(MARGIN + 6.0, y - 14.0, 36.0, 16.0, VERDICT_FILL)
+            .set("stroke", VERDICT)
+            .set("stroke-width", 2)
+            .set("rx", 4),
+    );
+    footer = footer.add(text(
+        "framed in red: the steps the verdict is about; WON and LOST: which CAS on top succeeded",
+        MARGIN + 62.0,
+        y,
+        12.0,
+        INK,
+    ));
+    y += 20.0;
     let rule = "How the links are found: the deque logs the value of each access, not which store a load \
                 read. loom runs one thread at a time and each access is logged as it happens, so the log \
                 is in execution order; the lab takes a load to have read the last store of that value to \
