@@ -949,3 +949,75 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
         labels,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Failure;
+    use crate::Mutant;
+
+    fn counterexample(trace: &[&str], violation: &str) -> Counterexample {
+        Counterexample {
+            mutant: Mutant::StealFence,
+            scenario: "a_scenario",
+            threads: 3,
+            preemption_bound: Some(2),
+            correct_interleavings: 100,
+            correct_elapsed: std::time::Duration::ZERO,
+            correct_failure: None,
+            failing_interleaving: 7,
+            failure: Failure {
+                violation: violation.to_string(),
+                trace: trace.iter().map(|line| line.to_string()).collect(),
+                found_by_ledger: true,
+            },
+        }
+    }
+
+    /// The `<text>` contents of a drawing, in document order.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|part| part.split_once('>'))
+            .filter_map(|(_, rest)| rest.split_once("</text>"))
+            .map(|(content, _)| content.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_owner_gets_the_first_lane_and_thieves_follow_in_order() {
+        let drawn = draw(&counterexample(
+            &[
+                "ThreadId(2): thief 2 starts",
+                "ThreadId(1): thief 1 starts",
+                "ThreadId(0): owner calls pop()",
+                "ThreadId(0): owner's pop returns None",
+            ],
+            "task 1 was lost: pushed, never taken, never dropped",
+        ));
+        let texts = texts(&drawn.svg);
+        let header = |name: &str| texts.iter().position(|text| text == name);
+        assert!(header("owner") < header("thief 1") && header("thief 1") < header("thief 2"));
+        assert!(header("owner").is_some());
+    }
+
+    #[test]
+    fn both_returns_of_a_task_taken_twice_are_marked() {
+        let drawn = draw(&counterexample(
+            &[
+                "ThreadId(0): owner calls pop()",
+                "ThreadId(1): thief 1 calls steal()",
+                "ThreadId(0): owner's pop returns Some(task 2)",
+                "ThreadId(1): thief 1's steal returns Success(task 2)",
+                "ThreadId(2): thief 2 calls steal()",
+                "ThreadId(2): thief 2's steal returns Success(task 1)",
+            ],
+            "task 2 was taken twice: by owner's pop and by thief 1's steal",
+        ));
+        let marks = texts(&drawn.svg)
+            .iter()
+            .filter(|text| *text == "✗ task 2 taken twice")
+            .count();
+        assert_eq!(marks, 2);
+    }
+}
