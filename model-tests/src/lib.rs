@@ -8,9 +8,11 @@
 //! ([`on_loom`], [`on_shuttle`]) and checked against the [`ledger`].
 
 pub mod counterexample;
+pub mod diagram;
 pub mod evidence;
 pub mod explore;
 pub mod hardware;
+pub mod lab;
 pub mod ledger;
 pub mod lessons;
 pub mod matrix;

@@ -3,6 +3,8 @@
 //! ```text
 //! cargo run --release -p model-tests --bin fence-lab -- take-fence
 //! cargo run --release -p model-tests --bin fence-lab -- take-fence --hardware [--seconds 3] [--thieves 1] [--batch 8]
+//! cargo run --release -p model-tests --bin fence-lab -- take-fence --svg take-fence.svg
+//! cargo run --release -p model-tests --bin fence-lab -- --svg-dir docs/fence-lab
 //! cargo run --release -p model-tests --bin fence-lab -- --list
 //! ```
 //!
@@ -11,18 +13,21 @@
 //! (which fails); the failing execution is printed as a numbered
 //! interleaving built from the deque's own event log, then why the ordering
 //! forbids it. With `--hardware`, the mutant and the correct deque then run
-//! on real threads and the lab counts tasks taken twice per second.
+//! on real threads and the lab counts tasks taken twice per second. With
+//! `--svg FILE` the counterexample is also drawn as a sequence diagram
+//! (`model_tests::diagram`); `--svg-dir DIR` draws one for every mutant that
+//! loom kills and writes the gallery's index, `DIR/README.md`.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use model_tests::counterexample;
-use model_tests::evidence;
-use model_tests::explore;
+use model_tests::diagram;
 use model_tests::hardware::{self, Setup};
+use model_tests::lab::{self, Counterexample};
 use model_tests::lessons::lesson;
 use model_tests::matrix::survivor_argument;
-use model_tests::on_loom::scenarios;
 use model_tests::Mutant;
 
 struct Options {
@@ -32,6 +37,8 @@ struct Options {
     seconds: u64,
     thieves: usize,
     batch: u64,
+    svg: Option<PathBuf>,
+    svg_dir: Option<PathBuf>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -42,6 +49,8 @@ fn parse() -> Result<Options, String> {
         seconds: 3,
         thieves: 1,
         batch: 8,
+        svg: None,
+        svg_dir: None,
     };
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
@@ -51,6 +60,8 @@ fn parse() -> Result<Options, String> {
             "--seconds" => options.seconds = number(arguments.next(), "--seconds")?,
             "--thieves" => options.thieves = number(arguments.next(), "--thieves")?,
             "--batch" => options.batch = number(arguments.next(), "--batch")?,
+            "--svg" => options.svg = Some(path(arguments.next(), "--svg")?),
+            "--svg-dir" => options.svg_dir = Some(path(arguments.next(), "--svg-dir")?),
             name => {
                 options.mutant = Some(
                     Mutant::from_name(name)
@@ -68,6 +79,12 @@ fn number<N: std::str::FromStr>(value: Option<String>, flag: &str) -> Result<N, 
         .ok_or_else(|| format!("{flag} needs a number"))
 }
 
+fn path(value: Option<String>, flag: &str) -> Result<PathBuf, String> {
+    value
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("{flag} needs a path"))
+}
+
 fn list() {
     println!("mutants (each weakens one ordering, fence or step of the deque):\n");
     for mutant in Mutant::ALL {
@@ -79,7 +96,8 @@ fn list() {
             lesson.litmus
         );
     }
-    println!("\nrun one with: cargo run --release -p model-tests --bin fence-lab -- <mutant> [--hardware]");
+    println!("\nrun one with: cargo run --release -p model-tests --bin fence-lab -- <mutant> [--hardware] [--svg FILE]");
+    println!("draw them all: cargo run --release -p model-tests --bin fence-lab -- --svg-dir DIR");
 }
 
 fn main() -> ExitCode {
@@ -90,14 +108,40 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Kills are panics inside loom; the lab prints its own account of them.
+    if let Some(dir) = &options.svg_dir {
+        std::panic::set_hook(Box::new(|_| {}));
+        return match gallery(dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("fence-lab: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if options.list || options.mutant.is_none() {
         list();
         return ExitCode::SUCCESS;
     }
     let mutant = options.mutant.expect("checked above");
-    // Kills are panics inside loom; the lab prints its own account of them.
     std::panic::set_hook(Box::new(|_| {}));
-    let killed = model_check(mutant);
+    let found = model_check(mutant);
+    let killed = found.is_some();
+    if let Some(file) = &options.svg {
+        match &found {
+            Some(counterexample) => {
+                if let Err(message) = write(file, &diagram::draw(counterexample).svg) {
+                    eprintln!("fence-lab: {message}");
+                    return ExitCode::FAILURE;
+                }
+                println!("the picture: {}", file.display());
+            }
+            None => println!(
+                "no counterexample, so no picture ({} not written)",
+                file.display()
+            ),
+        }
+    }
     if options.hardware {
         let setup = Setup {
             thieves: options.thieves,
@@ -113,86 +157,112 @@ fn main() -> ExitCode {
     }
 }
 
-/// Loom's part; returns whether the mutant was killed.
-fn model_check(mutant: Mutant) -> bool {
+/// Loom's part; returns the counterexample if the mutant was killed.
+fn model_check(mutant: Mutant) -> Option<Counterexample> {
     let lesson = lesson(mutant);
     println!("FENCE LAB: {}", mutant.name());
     println!("the mutant: {}", lesson.change);
     println!("the litmus shape: {}\n", lesson.litmus);
 
-    for scenario in scenarios::ALL {
-        let mutated = explore::with_loom(scenario, Some(mutant));
-        let Some(_) = mutated.failure else { continue };
-        let bound = match explore::loom_preemption_bound(scenario) {
-            None => "every interleaving".to_string(),
-            Some(bound) => format!("interleavings with at most {bound} preemptions"),
-        };
-        println!(
-            "scenario: {} ({} threads, {bound})",
-            scenario.name, scenario.threads
-        );
-        let correct = explore::with_loom(scenario, None);
-        match &correct.failure {
-            None => println!(
-                "1. the correct deque: {} interleavings explored, every task taken exactly once, no wrong Empty ({:.2} s)",
-                correct.interleavings,
-                correct.elapsed.as_secs_f64()
+    let Some(found) = lab::find(mutant) else {
+        println!("no scenario of the suite kills this mutant.");
+        match survivor_argument(mutant) {
+            Some(argument) => println!(
+                "the suite cannot show it; the argument is in {}",
+                argument.anchor()
             ),
-            Some(failure) => println!("1. the correct deque FAILED: {}", failure.violation),
+            None => println!("and no argument covers it: a gap in the suite"),
         }
-        // Again with the deque's event log on: loom explores in the same
-        // order, so the failing execution is the same one.
-        evidence::set_tracing(true);
-        let traced = explore::with_loom(scenario, Some(mutant));
-        evidence::set_tracing(false);
-        let failure = traced
-            .failure
-            .unwrap_or_else(|| mutated.failure.clone().expect("failed above"));
+        println!("\nwhy ({}):\n{}\n", lesson.litmus, wrap(lesson.why, 100));
+        return None;
+    };
+    println!(
+        "scenario: {} ({} threads, {})",
+        found.scenario,
+        found.threads,
+        found.bound()
+    );
+    match &found.correct_failure {
+        None => println!(
+            "1. the correct deque: {} interleavings explored, every task taken exactly once, no wrong Empty ({:.2} s)",
+            found.correct_interleavings,
+            found.correct_elapsed.as_secs_f64()
+        ),
+        Some(violation) => println!("1. the correct deque FAILED: {violation}"),
+    }
+    let failure = &found.failure;
+    println!(
+        "2. the mutant fails at interleaving {}: {}\n",
+        found.failing_interleaving,
+        failure.violation.trim()
+    );
+    if failure.trace.is_empty() && !failure.violation.contains("Causality violation") {
         println!(
-            "2. the mutant fails at interleaving {}: {}\n",
-            traced.interleavings,
-            failure.violation.trim()
+            "(the execution panicked before its end, so the deque's event log was not kept)\n"
         );
-        if failure.trace.is_empty() && !failure.violation.contains("Causality violation") {
+    } else if failure.trace.is_empty() {
+        println!(
+            "(loom itself stopped this execution: it saw a slot read and written with no \
+             happens-before between them, a data race on the task's bytes; no event was recorded \
+             before it, so there is no step list for this one.)\n"
+        );
+    } else {
+        println!(
+            "the failing interleaving (loads show the value read and the store it came from):\n"
+        );
+        let steps = counterexample::steps(&failure.trace);
+        print!("{}", counterexample::render(&steps));
+        if failure.found_by_ledger {
             println!(
-                "(the execution panicked before its end, so the deque's event log was not kept)\n"
-            );
-        } else if failure.trace.is_empty() {
-            println!(
-                "(loom itself stopped this execution: it saw a slot read and written with no \
-                 happens-before between them, a data race on the task's bytes; no event was recorded \
-                 before it, so there is no step list for this one.)\n"
+                "     then: every thread has finished and the deque is dropped; the ledger finds that {}\n",
+                failure.violation
             );
         } else {
-            println!("the failing interleaving (loads show the value read and the store it came from):\n");
-            let steps = counterexample::steps(&failure.trace);
-            print!("{}", counterexample::render(&steps));
-            if failure.found_by_ledger {
+            println!(
+                "     then, at the next step: {} (loom stops the execution)\n",
+                failure.violation.trim()
+            );
+        }
+    }
+    println!("why the correct ordering forbids it ({}):", lesson.litmus);
+    println!("{}\n", wrap(lesson.why, 100));
+    Some(found)
+}
+
+/// `--svg-dir`: a picture for every mutant that loom kills, and the index.
+fn gallery(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    let mut found = Vec::new();
+    for mutant in Mutant::ALL {
+        let counterexample = lab::find(mutant);
+        match &counterexample {
+            Some(counterexample) => {
+                let file = dir.join(format!("{}.svg", mutant.name()));
+                let picture = diagram::draw(counterexample);
+                write(&file, &picture.svg)?;
                 println!(
-                    "     then: every thread has finished and the deque is dropped; the ledger finds that {}\n",
-                    failure.violation
-                );
-            } else {
-                println!(
-                    "     then, at the next step: {} (loom stops the execution)\n",
-                    failure.violation.trim()
+                    "{:<24} killed by {} at interleaving {}: {} ({} steps, {}x{} px)",
+                    mutant.name(),
+                    counterexample.scenario,
+                    counterexample.failing_interleaving,
+                    file.display(),
+                    picture.labels.len(),
+                    picture.width,
+                    picture.height
                 );
             }
+            None => println!("{:<24} not killed: no picture", mutant.name()),
         }
-        println!("why the correct ordering forbids it ({}):", lesson.litmus);
-        println!("{}\n", wrap(lesson.why, 100));
-        return true;
+        found.push((mutant, counterexample));
     }
-    println!("no scenario of the suite kills this mutant.");
-    match survivor_argument(mutant) {
-        Some(argument) => println!(
-            "the suite cannot show it; the argument is in {}",
-            argument.anchor()
-        ),
-        None => println!("and no argument covers it: a gap in the suite"),
-    }
-    println!("\nwhy ({}):\n{}\n", lesson.litmus, wrap(lesson.why, 100));
-    false
+    let index = dir.join("README.md");
+    write(&index, &lab::gallery_index(&found))?;
+    println!("index: {}", index.display());
+    Ok(())
+}
+
+fn write(file: &Path, contents: &str) -> Result<(), String> {
+    std::fs::write(file, contents).map_err(|error| format!("{}: {error}", file.display()))
 }
 
 fn on_hardware(mutant: Mutant, setup: Setup) {
