@@ -81,6 +81,14 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         Mutant::ReadAfterCas => Some(Argument::ArguedSafe(
             "proofs-notes/obligations.md#read-after-cas",
         )),
+        // A thread's record is handed to the next thread by a release store
+        // and an acquire CAS of `in_use`; without them the modification
+        // order of the hazard slot could put the old thread's clear after
+        // the new thread's announcement. Loom's modification order is its
+        // execution order, so it cannot show this.
+        Mutant::RecordHandoffRelease => Some(Argument::BeyondLoom(
+            "proofs-notes/obligations.md#record-handoff-release",
+        )),
         _ => None,
     }
 }
