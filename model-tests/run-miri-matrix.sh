@@ -8,10 +8,9 @@
 # repetitions of each shape per seed; about 40 s per seed here. With 2
 # repetitions (4x faster) miri missed the steal-fence mutant on all of 10
 # seeds; with 10 it caught it on 4 of them.
-# Flags: weak-memory emulation stays on (miri's default). Tree borrows,
-# because crossbeam-epoch 0.9 trips stacked borrows inside its own code;
-# leaks ignored, because one mutant (no-reload-after-grow) leaks its old
-# buffer by design (the correct deque's leaks are checked by
+# Flags: miri's defaults (Stacked Borrows, weak-memory emulation), except
+# that leaks are ignored, because one mutant (no-reload-after-grow) leaks its
+# old buffer by design (the correct deque's leaks are checked by
 # `cargo +nightly miri test -p chase-lev` and by the loom suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +29,7 @@ names=$(sed -n 's/^ *Mutant::[A-Za-z]* => "\([a-z-]*\)",$/\1/p' deque/src/policy
 # the first, and each later one was credited with the same catch). The test
 # prints the selection it received. MIRI_REPETITIONS must be forwarded
 # through miri's isolation.
-flags="-Zmiri-ignore-leaks -Zmiri-tree-borrows -Zmiri-permissive-provenance"
+flags="-Zmiri-ignore-leaks"
 flags="$flags -Zmiri-env-forward=MIRI_REPETITIONS"
 for seed in $(seq 0 $((seeds - 1))); do
     echo "miri seed $seed of $seeds"

@@ -4,7 +4,7 @@
 # wall-clock time these counts do not move when other jobs share the machine.
 #
 # Usage: deque/benches/callgrind.sh [case ...]
-#   cases: push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs steal-1k
+#   cases: push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs steal-1k steal-empty
 # Uses $CARGO_TARGET_DIR (default: target/ of the workspace).
 set -euo pipefail
 

@@ -6,7 +6,8 @@
 //! Usage: `owner_paths <chase-lev|st3|crossbeam-deque|Vec> <case>` where case is
 //! `push-1k-then-pop-1k`, `push-1M-then-pop-1M`, `push-pop-pairs`, or
 //! `steal-1k` (push 1k, then steal them back on the same thread: the steal
-//! path without contention; not for Vec). The process prints the number of
+//! path without contention; not for Vec), or `steal-empty` (1k steals from an
+//! empty deque: an idle thief's attempt). The process prints the number of
 //! operations the measured function performs; callgrind counts the
 //! instructions inside `measured_rounds` only (`--toggle-collect`).
 
@@ -25,6 +26,7 @@ enum Case {
     PushThenPop(u64),
     Pairs,
     Steal(u64),
+    StealEmpty(u64),
 }
 
 impl Case {
@@ -34,6 +36,7 @@ impl Case {
             "push-1M-then-pop-1M" => Case::PushThenPop(1_000_000),
             "push-pop-pairs" => Case::Pairs,
             "steal-1k" => Case::Steal(1_000),
+            "steal-empty" => Case::StealEmpty(1_000),
             _ => panic!("unknown case {name}"),
         }
     }
@@ -52,6 +55,7 @@ impl Case {
         match self {
             Case::PushThenPop(count) | Case::Steal(count) => 2 * count,
             Case::Pairs => 2 * PAIRS_PER_ITERATION,
+            Case::StealEmpty(count) => count,
         }
     }
 }
@@ -61,7 +65,9 @@ fn one_round<O: OwnerPaths>(owner: &mut O, case: Case) {
     match case {
         Case::PushThenPop(count) => push_then_pop(owner, count),
         Case::Pairs => push_pop_pairs(owner, PAIRS_PER_ITERATION),
-        Case::Steal(_) => unreachable!("steal is measured by measured_steal_rounds"),
+        Case::Steal(_) | Case::StealEmpty(_) => {
+            unreachable!("steals are measured by measured_steal_rounds")
+        }
     }
 }
 
@@ -79,33 +85,46 @@ fn measured_rounds<O: OwnerPaths>(owner: &mut O, case: Case, rounds: u64) {
     }
 }
 
-/// The only function callgrind counts for the steal case (its name also
+/// The only function callgrind counts for the steal cases (its name also
 /// matches the `measured_*` pattern of the script).
 #[inline(never)]
 fn measured_steal_rounds<C: Contender>(
     owner: &C::Owner,
     thief: &C::Thief,
     scratch: &C::Owner,
-    count: u64,
+    case: Case,
     rounds: u64,
 ) {
     for _ in 0..rounds {
-        steal_round::<C>(owner, thief, scratch, count);
+        steal_round::<C>(owner, thief, scratch, case);
     }
 }
 
 #[inline(always)]
-fn steal_round<C: Contender>(owner: &C::Owner, thief: &C::Thief, scratch: &C::Owner, count: u64) {
-    for task in 0..count {
-        C::push(owner, black_box(task));
-    }
-    for _ in 0..count {
-        match C::steal(thief, scratch) {
-            Taken::Task(task) => {
-                black_box(task);
+fn steal_round<C: Contender>(owner: &C::Owner, thief: &C::Thief, scratch: &C::Owner, case: Case) {
+    match case {
+        Case::Steal(count) => {
+            for task in 0..count {
+                C::push(owner, black_box(task));
             }
-            other => panic!("a single-threaded steal returned {other:?}"),
+            for _ in 0..count {
+                match C::steal(thief, scratch) {
+                    Taken::Task(task) => {
+                        black_box(task);
+                    }
+                    other => panic!("a single-threaded steal returned {other:?}"),
+                }
+            }
         }
+        Case::StealEmpty(count) => {
+            for _ in 0..count {
+                match C::steal(thief, scratch) {
+                    Taken::Empty => {}
+                    other => panic!("a steal from an empty deque returned {other:?}"),
+                }
+            }
+        }
+        _ => unreachable!("not a steal case"),
     }
 }
 
@@ -115,14 +134,14 @@ fn run_owner<O: OwnerPaths>(mut owner: O, case: Case) {
 }
 
 fn run_steal<C: Contender>(case: Case) {
-    let Case::Steal(count) = case else {
+    let (Case::Steal(count) | Case::StealEmpty(count)) = case else {
         unreachable!()
     };
     let owner = C::owner(count as usize);
     let thief = C::thief(&owner);
     let scratch = C::owner(64);
-    steal_round::<C>(&owner, &thief, &scratch, count);
-    measured_steal_rounds::<C>(&owner, &thief, &scratch, count, case.rounds());
+    steal_round::<C>(&owner, &thief, &scratch, case);
+    measured_steal_rounds::<C>(&owner, &thief, &scratch, case, case.rounds());
 }
 
 fn main() {
@@ -132,14 +151,14 @@ fn main() {
     };
     let case = Case::parse(case);
     let capacity = match case {
-        Case::PushThenPop(count) | Case::Steal(count) => count as usize,
+        Case::PushThenPop(count) | Case::Steal(count) | Case::StealEmpty(count) => count as usize,
         Case::Pairs => 1,
     };
     match (deque.as_str(), case) {
-        (ChaseLev::NAME, Case::Steal(_)) => run_steal::<ChaseLev>(case),
-        (St3::NAME, Case::Steal(_)) => run_steal::<St3>(case),
-        (Crossbeam::NAME, Case::Steal(_)) => run_steal::<Crossbeam>(case),
-        ("Vec", Case::Steal(_)) => panic!("Vec has no steal"),
+        (ChaseLev::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<ChaseLev>(case),
+        (St3::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<St3>(case),
+        (Crossbeam::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<Crossbeam>(case),
+        ("Vec", Case::Steal(_) | Case::StealEmpty(_)) => panic!("Vec has no steal"),
         (ChaseLev::NAME, _) => run_owner(Owned::<ChaseLev>(ChaseLev::owner(capacity)), case),
         (St3::NAME, _) => run_owner(Owned::<St3>(St3::owner(capacity)), case),
         (Crossbeam::NAME, _) => run_owner(Owned::<Crossbeam>(Crossbeam::owner(capacity)), case),

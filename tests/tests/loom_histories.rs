@@ -40,7 +40,7 @@ struct LoomChaseLev {
 
 chase_lev_tests::deque_under_test!(
     LoomChaseLev,
-    chase_lev_loom,
+    chase_lev_loom_mutants,
     |family, fifo, capacity, bounded| {
         chase_lev_loom_mutants::Worker::new_mutant(fifo, capacity, bounded, family.mutant)
     }
