@@ -1,0 +1,547 @@
+//! What a hostile user tries against the public API (issue 13): far more
+//! threads than cores, every operation mixed, every flavour with and without
+//! a bound, heap, zero-sized and large tasks, handles moved between threads
+//! and dropped in every order (also from thread-local destructors),
+//! panicking destructors, batch steals into full destinations and into the
+//! source itself, capacity edges, and what `len` may report meanwhile.
+//!
+//! Each test states one property of the documented API, not of the
+//! implementation. Sizes shrink under miri. The memory a deque returns is
+//! checked in `tests/memory.rs`, which has a counting allocator of its own.
+
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+
+use chase_lev::{Steal, Stealer, Worker};
+
+/// Threads per attack: the machines this runs on have 2 to 8 cores.
+const THREADS: usize = if cfg!(miri) { 3 } else { 12 };
+/// Tasks per attack.
+const TASKS: usize = if cfg!(miri) { 40 } else { 20_000 };
+/// Owner rounds in the `len` attacks.
+const ROUNDS: usize = if cfg!(miri) { 30 } else { 50_000 };
+
+// ------------------------------------------------------------ the deques --
+
+/// Every way to make a worker: two flavours, growable or bounded.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Lifo,
+    Fifo,
+    LifoWithCapacity(usize),
+    FifoWithCapacity(usize),
+    LifoBounded(usize),
+    FifoBounded(usize),
+}
+
+impl Kind {
+    /// Every flavour, growable from the default size, growable from a tiny
+    /// capacity, and bounded (the bound not a power of two).
+    const ALL: [Kind; 6] = [
+        Kind::Lifo,
+        Kind::Fifo,
+        Kind::LifoWithCapacity(1),
+        Kind::FifoWithCapacity(2),
+        Kind::LifoBounded(5),
+        Kind::FifoBounded(3),
+    ];
+
+    fn make<T>(self) -> Worker<T> {
+        match self {
+            Kind::Lifo => Worker::new_lifo(),
+            Kind::Fifo => Worker::new_fifo(),
+            Kind::LifoWithCapacity(capacity) => Worker::with_capacity(capacity),
+            Kind::FifoWithCapacity(capacity) => Worker::new_fifo_with_capacity(capacity),
+            Kind::LifoBounded(bound) => Worker::new_lifo_bounded(bound),
+            Kind::FifoBounded(bound) => Worker::new_fifo_bounded(bound),
+        }
+    }
+
+    fn bound(self) -> Option<usize> {
+        match self {
+            Kind::LifoBounded(bound) | Kind::FifoBounded(bound) => Some(bound),
+            _ => None,
+        }
+    }
+
+    fn is_fifo(self) -> bool {
+        matches!(
+            self,
+            Kind::Fifo | Kind::FifoWithCapacity(_) | Kind::FifoBounded(_)
+        )
+    }
+}
+
+// ---------------------------------------------------------- `len` bounds --
+
+/// The owner keeps `floor` tasks it never pops and pushes and pops one more
+/// in a loop, so the deque always holds `floor` or `floor + 1` tasks (no
+/// thief takes any). `len` and `is_empty` on every stealer, called from many
+/// threads at once, must report one of those lengths: a length "at one
+/// moment during the call".
+fn len_stays_between_floor_and_floor_plus_one(kind: Kind) {
+    let floor = 3;
+    let worker = kind.make::<usize>();
+    (0..floor).for_each(|task| worker.push(task));
+    let stealer = worker.stealer();
+    let done = AtomicBool::new(false);
+    let seen = Mutex::new(HashSet::new());
+    thread::scope(|scope| {
+        for _ in 0..THREADS {
+            scope.spawn(|| {
+                let mut mine = HashSet::new();
+                while !done.load(SeqCst) {
+                    let len = stealer.len();
+                    assert!(
+                        (floor..=floor + 1).contains(&len),
+                        "{kind:?}: Stealer::len() = {len}, but the deque always held {floor} or {} tasks",
+                        floor + 1
+                    );
+                    assert!(!stealer.is_empty(), "{kind:?}: is_empty() with {floor}+ tasks");
+                    mine.insert(len);
+                }
+                seen.lock().unwrap().extend(mine);
+            });
+        }
+        for round in 0..ROUNDS {
+            assert_eq!(worker.try_push(floor + round), Ok(()));
+            assert_eq!(worker.len(), floor + 1, "{kind:?}: Worker::len()");
+            assert!(worker.pop().is_some());
+            assert_eq!(worker.len(), floor, "{kind:?}: Worker::len()");
+        }
+        done.store(true, SeqCst);
+    });
+    assert_eq!(worker.len(), floor);
+}
+
+#[test]
+fn stealer_len_reports_a_length_the_lifo_deque_really_had() {
+    len_stays_between_floor_and_floor_plus_one(Kind::LifoBounded(4));
+    len_stays_between_floor_and_floor_plus_one(Kind::Lifo);
+}
+
+#[test]
+fn stealer_len_reports_a_length_the_fifo_deque_really_had() {
+    len_stays_between_floor_and_floor_plus_one(Kind::FifoBounded(4));
+    len_stays_between_floor_and_floor_plus_one(Kind::Fifo);
+}
+
+// ------------------------------------------------------ capacity and bounds --
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn a_bounded_lifo_worker_too_large_to_allocate_panics() {
+    let _ = Worker::<u8>::new_lifo_bounded(1 << 62);
+}
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn a_bounded_fifo_worker_too_large_to_allocate_panics() {
+    let _ = Worker::<u64>::new_fifo_bounded(1 << 48);
+}
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn a_growable_lifo_worker_too_large_to_allocate_panics() {
+    let _ = Worker::<u8>::with_capacity(1 << 62);
+}
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn a_growable_fifo_worker_too_large_to_allocate_panics() {
+    let _ = Worker::<[u64; 4]>::new_fifo_with_capacity(1 << 50);
+}
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn a_capacity_beyond_the_index_space_panics() {
+    let _ = Worker::<()>::with_capacity(usize::MAX);
+}
+
+#[test]
+fn a_zero_sized_task_type_allows_the_largest_bound() {
+    // No memory is needed, whatever the bound.
+    let worker = Worker::<()>::new_fifo_bounded(1 << 62);
+    assert_eq!(worker.bound(), Some(1 << 62));
+    (0..TASKS).for_each(|_| worker.push(()));
+    assert_eq!(worker.len(), TASKS);
+    assert_eq!(worker.stealer().len(), TASKS);
+}
+
+/// A heap task whose identity survives a round trip (a `Box` address).
+fn boxed(id: usize) -> Box<usize> {
+    Box::new(id)
+}
+
+#[test]
+fn a_full_bounded_worker_hands_back_the_very_task_it_was_given() {
+    for bound in [1, 2, 3, 5, 7, 8] {
+        for kind in [Kind::LifoBounded(bound), Kind::FifoBounded(bound)] {
+            let worker = kind.make::<Box<usize>>();
+            // Many laps: the buffer is replaced every `capacity` pushes.
+            for lap in 0..20 {
+                (0..bound).for_each(|task| worker.try_push(boxed(task)).unwrap());
+                assert_eq!(worker.len(), bound, "{kind:?} lap {lap}");
+                let extra = boxed(usize::MAX);
+                let address: *const usize = &*extra;
+                let back = worker.try_push(extra).expect_err("full");
+                assert_eq!(
+                    &*back as *const usize, address,
+                    "{kind:?}: not the same task"
+                );
+                let mut popped: Vec<usize> =
+                    std::iter::from_fn(|| worker.pop()).map(|t| *t).collect();
+                if !kind.is_fifo() {
+                    popped.reverse();
+                }
+                assert_eq!(popped, (0..bound).collect::<Vec<_>>(), "{kind:?} lap {lap}");
+            }
+        }
+    }
+}
+
+#[test]
+fn push_on_a_full_bounded_worker_drops_the_rejected_task_once_and_keeps_the_rest() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let worker = Worker::new_lifo_bounded(2);
+    worker.push(Counted::new(1, &drops));
+    worker.push(Counted::new(2, &drops));
+    let rejected = catch_unwind(AssertUnwindSafe(|| worker.push(Counted::new(3, &drops))));
+    assert!(rejected.is_err(), "push on a full bounded worker panics");
+    assert_eq!(drops.load(SeqCst), 1, "the rejected task is dropped, once");
+    assert_eq!(worker.len(), 2);
+    assert_eq!(worker.pop().map(|task| task.id), Some(2));
+    assert_eq!(worker.pop().map(|task| task.id), Some(1));
+    assert_eq!(drops.load(SeqCst), 3);
+}
+
+#[test]
+fn a_growable_worker_from_capacity_zero_or_one_keeps_every_task_in_order() {
+    for kind in [
+        Kind::LifoWithCapacity(0),
+        Kind::LifoWithCapacity(1),
+        Kind::FifoWithCapacity(0),
+        Kind::FifoWithCapacity(1),
+    ] {
+        let worker = kind.make::<usize>();
+        // Grow, shrink back, grow again: every resize moves the tasks.
+        for round in 0..3 {
+            (0..TASKS).for_each(|task| worker.push(task));
+            let popped: Vec<usize> = std::iter::from_fn(|| worker.pop()).collect();
+            let mut expected: Vec<usize> = (0..TASKS).collect();
+            if !kind.is_fifo() {
+                expected.reverse();
+            }
+            assert_eq!(popped, expected, "{kind:?} round {round}");
+        }
+    }
+}
+
+// ---------------------------------------------------------- task types --
+
+/// Counts its drops in a shared counter: a task dropped twice, or never,
+/// shows up in the count. Panics when dropped if its id is `PANICS`.
+struct Counted {
+    id: usize,
+    drops: Arc<AtomicUsize>,
+}
+
+const PANICS: usize = usize::MAX - 1;
+
+impl Counted {
+    fn new(id: usize, drops: &Arc<AtomicUsize>) -> Counted {
+        Counted {
+            id,
+            drops: Arc::clone(drops),
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, SeqCst);
+        if self.id == PANICS && !thread::panicking() {
+            panic!("a task's destructor panics");
+        }
+    }
+}
+
+/// What the storm moves around: built from an id, and checked for damage
+/// (a torn copy, a slot read before it was written) when taken.
+trait Task: Send + 'static {
+    fn make(id: usize, drops: &Arc<AtomicUsize>) -> Self;
+    /// The id, or `None` for a type that has room for none (zero-sized).
+    fn id(&self) -> Option<usize>;
+}
+
+impl Task for Counted {
+    fn make(id: usize, drops: &Arc<AtomicUsize>) -> Self {
+        Counted::new(id, drops)
+    }
+    fn id(&self) -> Option<usize> {
+        Some(self.id)
+    }
+}
+
+/// A large task: 512 bytes that must all agree.
+struct Large {
+    words: [u64; 63],
+    counted: Counted,
+}
+
+impl Task for Large {
+    fn make(id: usize, drops: &Arc<AtomicUsize>) -> Self {
+        Large {
+            words: [id as u64; 63],
+            counted: Counted::new(id, drops),
+        }
+    }
+    fn id(&self) -> Option<usize> {
+        let id = self.counted.id;
+        assert!(
+            self.words.iter().all(|&word| word == id as u64),
+            "a torn task"
+        );
+        Some(id)
+    }
+}
+
+/// A zero-sized task with a destructor: the deque stores none of it, but
+/// must still drop each one exactly once.
+struct Zst;
+
+static ZST_DROPS: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for Zst {
+    fn drop(&mut self) {
+        ZST_DROPS.fetch_add(1, SeqCst);
+    }
+}
+
+impl Task for Zst {
+    fn make(_: usize, _: &Arc<AtomicUsize>) -> Self {
+        Zst
+    }
+    fn id(&self) -> Option<usize> {
+        None
+    }
+}
+
+// --------------------------------------------------------------- storms --
+
+/// Every way a thief can take tasks, in the order a thief cycles through them.
+const THEFTS: usize = 7;
+
+/// A thief's attempt number `attempt` on `stealer`, by one of the `THEFTS`
+/// ways; every task it ends up holding goes to `take` (a batch steal's tasks
+/// go into `mine` first, which the caller drains). Returns whether it stole.
+fn steal_somehow<T>(
+    stealer: &Stealer<T>,
+    mine: &Worker<T>,
+    attempt: usize,
+    take: &mut dyn FnMut(T),
+) -> bool {
+    let mut took = |steal: Steal<T>| match steal {
+        Steal::Success(task) => {
+            take(task);
+            true
+        }
+        Steal::Empty | Steal::Retry => false,
+    };
+    match attempt % THEFTS {
+        0 => took(stealer.steal()),
+        1 => stealer.steal_batch(mine).is_success(),
+        2 => stealer
+            .steal_batch_with_limit(mine, 1 + attempt % 5)
+            .is_success(),
+        3 => took(stealer.steal_batch_and_pop(mine)),
+        4 => took(stealer.steal_batch_with_limit_and_pop(mine, 1 + attempt % 4)),
+        5 => {
+            // A clone, used once and dropped.
+            let clone = stealer.clone();
+            let _ = (clone.len(), clone.is_empty());
+            took(clone.steal())
+        }
+        _ => {
+            // Into a bounded destination of one: first with room for one,
+            // then full, where the batch must hand its task back and move
+            // nothing.
+            let one = Worker::new_lifo_bounded(1);
+            let first = stealer.steal_batch_with_limit(&one, 1).is_success();
+            let second = if one.len() == 1 {
+                let popped = stealer.steal_batch_and_pop(&one);
+                assert_eq!(
+                    one.len(),
+                    1,
+                    "a batch steal overfilled a full bounded worker"
+                );
+                took(popped)
+            } else {
+                false
+            };
+            while let Some(task) = one.pop() {
+                take(task);
+            }
+            first || second
+        }
+    }
+}
+
+/// One owner, moved into its own thread, pushes `TASKS` tasks (popping now
+/// and then) into a `kind` worker and drops its `Worker` when done, while
+/// `THREADS` thieves take tasks from it and from one another, each into a
+/// destination of its own (of every kind in turn), by every kind of steal.
+/// Every task must come out exactly once and intact (the ids returned);
+/// `len` must never exceed a bounded deque's bound.
+fn storm<T: Task>(kind: Kind, drops: &Arc<AtomicUsize>) -> Vec<Option<usize>> {
+    let taken_total = AtomicUsize::new(0);
+    let owner_done = AtomicBool::new(false);
+    let worker = kind.make::<T>();
+    let victim = worker.stealer();
+    let dests: Vec<Worker<T>> = (0..THREADS)
+        .map(|thief| Kind::ALL[thief % Kind::ALL.len()].make())
+        .collect();
+    let dest_stealers: Vec<Stealer<T>> = dests.iter().map(Worker::stealer).collect();
+    let start = Barrier::new(THREADS + 1);
+    let mut taken: Vec<Option<usize>> = Vec::new();
+    thread::scope(|scope| {
+        let owner = scope.spawn(|| {
+            let worker = worker; // moved: the owner role changes threads
+            let mut mine = Vec::new();
+            let mut take = |task: T| {
+                mine.push(task.id());
+                drop(task);
+                taken_total.fetch_add(1, SeqCst);
+            };
+            start.wait();
+            for id in 0..TASKS {
+                let mut task = T::make(id, drops);
+                while let Err(back) = worker.try_push(task) {
+                    task = back; // full: make room
+                    if let Some(popped) = worker.pop() {
+                        take(popped);
+                    }
+                }
+                if id % 3 == 0 {
+                    if let Some(popped) = worker.pop() {
+                        take(popped);
+                    }
+                }
+                if let Some(bound) = kind.bound() {
+                    assert!(
+                        worker.len() <= bound,
+                        "{kind:?}: Worker::len over the bound"
+                    );
+                }
+            }
+            owner_done.store(true, SeqCst);
+            mine // and the Worker drops here, tasks possibly still in it
+        });
+        let thieves: Vec<_> = dests
+            .into_iter()
+            .enumerate()
+            .map(|(thief, mine)| {
+                let (victim, dest_stealers) = (&victim, &dest_stealers);
+                let (start, taken_total, owner_done) = (&start, &taken_total, &owner_done);
+                scope.spawn(move || {
+                    let mine = &mine;
+                    let mut got = Vec::new();
+                    let mut take = |task: T| {
+                        got.push(task.id());
+                        drop(task);
+                        taken_total.fetch_add(1, SeqCst);
+                    };
+                    start.wait();
+                    let mut attempt = thief;
+                    while taken_total.load(SeqCst) < TASKS {
+                        attempt += 1;
+                        // Mostly the owner's deque; every fourth attempt
+                        // another thief's destination, or its own.
+                        let from = if attempt % 4 == 0 {
+                            &dest_stealers[(attempt / 4) % THREADS]
+                        } else {
+                            victim
+                        };
+                        if let Some(bound) = kind.bound() {
+                            let len = victim.len();
+                            assert!(
+                                len <= bound,
+                                "{kind:?}: Stealer::len() = {len} over the bound"
+                            );
+                        }
+                        steal_somehow(from, mine, attempt, &mut take);
+                        // Keep a few tasks for others to steal until the
+                        // owner is done, then hand everything in.
+                        let keep = if owner_done.load(SeqCst) { 0 } else { 2 };
+                        while mine.len() > keep {
+                            match mine.pop() {
+                                Some(task) => take(task),
+                                None => break, // stolen meanwhile
+                            }
+                        }
+                        if attempt % 64 == 0 {
+                            thread::yield_now();
+                        }
+                    }
+                    assert!(mine.is_empty(), "{kind:?}: a destination kept tasks");
+                    got // and `mine` drops here
+                })
+            })
+            .collect();
+        taken.extend(owner.join().unwrap());
+        for thief in thieves {
+            taken.extend(thief.join().unwrap());
+        }
+    });
+    assert!(victim.is_empty(), "{kind:?}: the deque kept tasks");
+    assert_eq!(taken.len(), TASKS, "{kind:?}: tasks taken in all");
+    taken
+}
+
+/// The storm for every kind of deque, with a task type that has an id.
+fn storm_every_kind_checking_ids<T: Task>() {
+    for kind in Kind::ALL {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut ids: Vec<usize> = storm::<T>(kind, &drops)
+            .into_iter()
+            .map(|id| id.expect("an id"))
+            .collect();
+        ids.sort_unstable();
+        let duplicated = ids.windows(2).find(|pair| pair[0] == pair[1]);
+        assert_eq!(duplicated, None, "{kind:?}: a task taken twice");
+        assert_eq!(
+            ids,
+            (0..TASKS).collect::<Vec<_>>(),
+            "{kind:?}: tasks lost or invented"
+        );
+        assert_eq!(
+            drops.load(SeqCst),
+            TASKS,
+            "{kind:?}: each task dropped once"
+        );
+    }
+}
+
+#[test]
+fn every_heap_task_comes_out_exactly_once_under_a_storm_of_thieves() {
+    storm_every_kind_checking_ids::<Counted>();
+}
+
+#[test]
+fn every_large_task_comes_out_exactly_once_and_intact_under_a_storm_of_thieves() {
+    storm_every_kind_checking_ids::<Large>();
+}
+
+#[test]
+fn every_zero_sized_task_comes_out_and_is_dropped_exactly_once_under_a_storm() {
+    // The only test that makes `Zst`s, so the global count is its own.
+    for kind in Kind::ALL {
+        let before = ZST_DROPS.load(SeqCst);
+        let taken = storm::<Zst>(kind, &Arc::new(AtomicUsize::new(0)));
+        assert_eq!(taken.len(), TASKS, "{kind:?}");
+        assert_eq!(ZST_DROPS.load(SeqCst) - before, TASKS, "{kind:?}: drops");
+    }
+}
