@@ -545,3 +545,371 @@ fn every_zero_sized_task_comes_out_and_is_dropped_exactly_once_under_a_storm() {
         assert_eq!(ZST_DROPS.load(SeqCst) - before, TASKS, "{kind:?}: drops");
     }
 }
+
+// ------------------------------------------------- handles and destructors --
+
+/// The three handles of a deque, each on its own thread, dropped in the
+/// order `order` (indices into worker, stealer, clone), with tasks still in
+/// the deque: whatever the order, each task left is dropped exactly once,
+/// when the last handle goes, and none before.
+#[test]
+fn tasks_left_behind_are_dropped_once_whatever_order_the_handles_go_in() {
+    let orders = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    for kind in Kind::ALL {
+        for order in orders {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let worker = kind.make::<Counted>();
+            let pushed = kind.bound().unwrap_or(TASKS.min(100));
+            (0..pushed).for_each(|id| worker.push(Counted::new(id, &drops)));
+            let stealer = worker.stealer();
+            let clone = stealer.clone();
+            drop(clone.steal()); // one task stolen, and dropped
+            let mut handles: [Option<Box<dyn Send>>; 3] = [
+                Some(Box::new(worker)),
+                Some(Box::new(stealer)),
+                Some(Box::new(clone)),
+            ];
+            for (step, &which) in order.iter().enumerate() {
+                let handle = handles[which].take().unwrap();
+                thread::spawn(move || drop(handle)).join().unwrap();
+                let expected = if step == 2 { pushed } else { 1 };
+                assert_eq!(
+                    drops.load(SeqCst),
+                    expected,
+                    "{kind:?} {order:?} step {step}"
+                );
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// A stealer that this thread's destructors drop.
+    static KEPT_STEALER: std::cell::RefCell<Option<Stealer<Counted>>> =
+        const { std::cell::RefCell::new(None) };
+    /// A worker that this thread's destructors use, then drop.
+    static KEPT_WORKER: WorkerAtExit = const { WorkerAtExit(std::cell::RefCell::new(None)) };
+}
+
+/// A worker that keeps working while its thread's locals are destroyed.
+struct WorkerAtExit(std::cell::RefCell<Option<(Worker<Counted>, Arc<AtomicUsize>)>>);
+
+impl Drop for WorkerAtExit {
+    fn drop(&mut self) {
+        if let Some((worker, drops)) = self.0.borrow_mut().take() {
+            // Push enough to grow (and retire buffers), steal, batch-steal,
+            // pop, then drop with tasks left: all during thread exit.
+            (0..300).for_each(|id| worker.push(Counted::new(id, &drops)));
+            let stealer = worker.stealer();
+            let other = Worker::new_fifo();
+            drop(stealer.steal());
+            let _ = stealer.steal_batch(&other);
+            drop(worker.pop());
+            while worker.len() > 100 {
+                drop(worker.pop());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_last_handle_dropped_by_a_thread_local_destructor_drops_the_tasks_then() {
+    for kind in Kind::ALL {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let worker = kind.make::<Counted>();
+        let pushed = kind.bound().unwrap_or(50);
+        (0..pushed).for_each(|id| worker.push(Counted::new(id, &drops)));
+        let stealer = worker.stealer();
+        // The last handle is a stealer that goes with a thread's locals,
+        // after the worker has gone.
+        let (worker_gone, wait) = std::sync::mpsc::channel::<()>();
+        let exiting = thread::spawn(move || {
+            KEPT_STEALER.with(|kept| *kept.borrow_mut() = Some(stealer));
+            wait.recv().unwrap();
+        });
+        drop(worker);
+        assert_eq!(
+            drops.load(SeqCst),
+            0,
+            "{kind:?}: the stealer is still alive"
+        );
+        worker_gone.send(()).unwrap();
+        exiting.join().unwrap();
+        assert_eq!(
+            drops.load(SeqCst),
+            pushed,
+            "{kind:?}: dropped with the thread's locals"
+        );
+    }
+}
+
+#[test]
+fn a_worker_used_by_a_thread_local_destructor_drops_every_task_once() {
+    // 300 pushed (growing), 1 stolen, some batch-stolen into a worker that
+    // drops, some popped, the rest left: all while the thread exits.
+    let drops = Arc::new(AtomicUsize::new(0));
+    let moved = Arc::clone(&drops);
+    thread::spawn(move || {
+        let worker = Worker::new_lifo();
+        KEPT_WORKER.with(|kept| *kept.0.borrow_mut() = Some((worker, moved)));
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        drops.load(SeqCst),
+        300,
+        "every task dropped once, at thread exit"
+    );
+}
+
+#[test]
+fn a_panicking_task_destructor_at_the_last_drop_still_drops_every_other_task_once() {
+    for kind in Kind::ALL {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let worker = kind.make::<Counted>();
+        let pushed = kind.bound().unwrap_or(40);
+        for id in 0..pushed {
+            let id = if id == pushed / 2 { PANICS } else { id };
+            worker.push(Counted::new(id, &drops));
+        }
+        let stealer = worker.stealer();
+        drop(worker);
+        // The last handle goes on another thread, which panics.
+        let outcome = thread::spawn(move || drop(stealer)).join();
+        assert!(
+            outcome.is_err(),
+            "{kind:?}: the destructor's panic reaches the thread"
+        );
+        assert_eq!(
+            drops.load(SeqCst),
+            pushed,
+            "{kind:?}: each task dropped once"
+        );
+    }
+}
+
+#[test]
+fn a_stolen_task_that_panics_when_dropped_leaves_the_deque_working() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let worker = Worker::new_lifo();
+    worker.push(Counted::new(PANICS, &drops));
+    (1..10).for_each(|id| worker.push(Counted::new(id, &drops)));
+    let stealer = worker.stealer();
+    let outcome = thread::spawn(move || {
+        let task = stealer.steal().success().unwrap();
+        drop(task); // panics, with the stealer alive on this thread
+    })
+    .join();
+    assert!(outcome.is_err());
+    assert_eq!(drops.load(SeqCst), 1);
+    assert_eq!(worker.len(), 9);
+    let ids: Vec<usize> = std::iter::from_fn(|| worker.pop())
+        .map(|task| task.id)
+        .collect();
+    assert_eq!(ids, (1..10).rev().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_panic_while_holding_every_handle_drops_each_task_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let moved = Arc::clone(&drops);
+    let outcome = thread::spawn(move || {
+        let worker = Worker::new_fifo_with_capacity(2);
+        let stealers = [worker.stealer(), worker.stealer()];
+        (0..100).for_each(|id| worker.push(Counted::new(id, &moved)));
+        drop(stealers[0].steal());
+        panic!("the scheduler's own code panics");
+    })
+    .join();
+    assert!(outcome.is_err());
+    assert_eq!(drops.load(SeqCst), 100);
+}
+
+// -------------------------------------------------------------- batches --
+
+/// `(kind of destination, tasks already in it)`: full, nearly full, with
+/// room, for bounds 1 to 4.
+fn nearly_full_destinations() -> Vec<(Kind, usize)> {
+    let mut cases = Vec::new();
+    for bound in 1..=4 {
+        for fill in (0..=bound).rev().take(3) {
+            cases.push((Kind::LifoBounded(bound), fill));
+            cases.push((Kind::FifoBounded(bound), fill));
+        }
+    }
+    cases
+}
+
+#[test]
+fn a_batch_steal_never_overfills_a_bounded_destination_nor_loses_a_task() {
+    for source_kind in Kind::ALL {
+        for (dest_kind, fill) in nearly_full_destinations() {
+            for attempt in 0..THEFTS {
+                let source = source_kind.make::<usize>();
+                let in_source = source_kind.bound().unwrap_or(9);
+                (0..in_source).for_each(|task| source.push(task));
+                let dest = dest_kind.make::<usize>();
+                (0..fill).for_each(|task| dest.push(1000 + task));
+                let bound = dest_kind.bound().unwrap();
+                let mut handed = Vec::new();
+                steal_somehow(&source.stealer(), &dest, attempt, &mut |task| {
+                    handed.push(task)
+                });
+                let case =
+                    format!("{source_kind:?} into {dest_kind:?} holding {fill}, theft {attempt}");
+                assert!(
+                    dest.len() <= bound,
+                    "{case}: {} tasks over bound {bound}",
+                    dest.len()
+                );
+                let mut all: Vec<usize> = handed;
+                all.extend(std::iter::from_fn(|| dest.pop()));
+                all.extend(std::iter::from_fn(|| source.pop()));
+                all.sort_unstable();
+                let mut expected: Vec<usize> = (0..in_source).chain(1000..1000 + fill).collect();
+                expected.sort_unstable();
+                assert_eq!(all, expected, "{case}: tasks lost or duplicated");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_batch_steal_into_a_full_destination_moves_nothing() {
+    for source_kind in Kind::ALL {
+        for dest_kind in [Kind::LifoBounded(2), Kind::FifoBounded(3)] {
+            let source = source_kind.make::<usize>();
+            (0..3).for_each(|task| source.push(task));
+            let dest = dest_kind.make::<usize>();
+            (0..dest_kind.bound().unwrap()).for_each(|task| dest.push(100 + task));
+            let stealer = source.stealer();
+            assert_eq!(stealer.steal_batch(&dest), Steal::Empty, "{source_kind:?}");
+            assert_eq!(stealer.steal_batch_with_limit(&dest, 2), Steal::Empty);
+            assert_eq!(source.len(), 3, "{source_kind:?}: nothing left the source");
+            // `_and_pop` still hands one task to the caller.
+            assert!(stealer.steal_batch_and_pop(&dest).is_success());
+            assert_eq!(source.len(), 2);
+            assert_eq!(dest.len(), dest_kind.bound().unwrap(), "{source_kind:?}");
+        }
+    }
+}
+
+#[test]
+fn a_batch_steal_into_its_own_source_loses_and_duplicates_nothing() {
+    for kind in Kind::ALL {
+        let worker = kind.make::<usize>();
+        let pushed = kind.bound().unwrap_or(9);
+        (0..pushed).for_each(|task| worker.push(task));
+        let stealer = worker.stealer();
+        let mut handed = Vec::new();
+        for attempt in 0..3 * THEFTS {
+            steal_somehow(&stealer, &worker, attempt, &mut |task| handed.push(task));
+            assert!(
+                worker.len() <= pushed,
+                "{kind:?}: theft {attempt} made tasks"
+            );
+        }
+        handed.extend(std::iter::from_fn(|| worker.pop()));
+        handed.sort_unstable();
+        assert_eq!(handed, (0..pushed).collect::<Vec<_>>(), "{kind:?}");
+    }
+}
+
+#[test]
+fn batch_steals_between_two_workers_in_both_directions_at_once_keep_every_task() {
+    for (a, b) in [
+        (Kind::Lifo, Kind::Fifo),
+        (Kind::LifoBounded(5), Kind::FifoBounded(3)),
+    ] {
+        let (left, right) = (a.make::<usize>(), b.make::<usize>());
+        let half = TASKS / 2;
+        (0..half).for_each(|task| {
+            let _ = left.try_push(task).or_else(|task| right.try_push(task));
+        });
+        let pushed = left.len() + right.len();
+        let (to_left, to_right) = (right.stealer(), left.stealer());
+        let total = AtomicUsize::new(0);
+        let [got_left, got_right] = thread::scope(|scope| {
+            let run = |mine: Worker<usize>, from: Stealer<usize>| {
+                let total = &total;
+                scope.spawn(move || {
+                    let mut got = Vec::new();
+                    let mut attempt = 0;
+                    while total.load(SeqCst) < pushed {
+                        attempt += 1;
+                        steal_somehow(&from, &mine, attempt, &mut |task| {
+                            got.push(task);
+                            total.fetch_add(1, SeqCst);
+                        });
+                        if attempt % 3 == 0 {
+                            if let Some(task) = mine.pop() {
+                                got.push(task);
+                                total.fetch_add(1, SeqCst);
+                            }
+                        }
+                    }
+                    got
+                })
+            };
+            let left_thread = run(left, to_left);
+            let right_thread = run(right, to_right);
+            [left_thread.join().unwrap(), right_thread.join().unwrap()]
+        });
+        let mut all: Vec<usize> = got_left.into_iter().chain(got_right).collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(
+            all.len(),
+            pushed,
+            "{a:?} <-> {b:?}: tasks lost or duplicated"
+        );
+    }
+}
+
+// ---------------------------------------------------------- len, again --
+
+/// Once the owner has stopped pushing, the deque only loses tasks, so the
+/// lengths one observer reads can only go down, whoever takes the tasks.
+#[test]
+fn len_never_grows_while_nobody_pushes() {
+    for kind in Kind::ALL {
+        let worker = kind.make::<usize>();
+        let pushed = kind.bound().unwrap_or(TASKS);
+        (0..pushed).for_each(|task| worker.push(task));
+        let stealer = worker.stealer();
+        let left = AtomicUsize::new(pushed);
+        thread::scope(|scope| {
+            for _ in 0..THREADS / 2 {
+                scope.spawn(|| {
+                    while left.load(SeqCst) > 0 {
+                        if stealer.steal().is_success() {
+                            left.fetch_sub(1, SeqCst);
+                        }
+                    }
+                });
+            }
+            for _ in 0..THREADS / 2 {
+                scope.spawn(|| {
+                    let mut last = usize::MAX;
+                    while left.load(SeqCst) > 0 {
+                        let len = stealer.len();
+                        assert!(len <= last, "{kind:?}: len went from {last} up to {len}");
+                        assert!(len <= pushed, "{kind:?}: len {len} > {pushed} ever pushed");
+                        last = len;
+                    }
+                });
+            }
+            while let Some(_task) = worker.pop() {
+                left.fetch_sub(1, SeqCst);
+            }
+        });
+        assert!(stealer.is_empty() && worker.is_empty(), "{kind:?}");
+    }
+}
