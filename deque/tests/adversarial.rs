@@ -9,10 +9,9 @@
 //! implementation. Sizes shrink under miri. The memory a deque returns is
 //! checked in `tests/memory.rs`, which has a counting allocator of its own.
 
-use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::thread;
 
 use chase_lev::{Steal, Stealer, Worker};
@@ -22,7 +21,42 @@ const THREADS: usize = if cfg!(miri) { 3 } else { 12 };
 /// Tasks per attack.
 const TASKS: usize = if cfg!(miri) { 40 } else { 20_000 };
 /// Owner rounds in the `len` attacks.
-const ROUNDS: usize = if cfg!(miri) { 30 } else { 50_000 };
+const ROUNDS: usize = if cfg!(miri) { 30 } else { 30_000 };
+
+/// Attempts without progress after which a test decides a task was lost
+/// (instead of waiting for it forever).
+const PATIENCE: usize = if cfg!(miri) { 20_000 } else { 2_000_000 };
+
+/// Keeps a loop that waits for tasks from spinning forever when a task has
+/// been lost: panics after `PATIENCE` calls that saw no progress.
+struct Watchdog {
+    last: usize,
+    idle: usize,
+}
+
+impl Watchdog {
+    fn new() -> Watchdog {
+        Watchdog {
+            last: usize::MAX,
+            idle: 0,
+        }
+    }
+
+    fn check(&mut self, progress: usize, what: &str) {
+        if progress != self.last {
+            (self.last, self.idle) = (progress, 0);
+            return;
+        }
+        self.idle += 1;
+        if self.idle % 64 == 0 {
+            thread::yield_now(); // let a descheduled holder of tasks run
+        }
+        assert!(
+            self.idle < PATIENCE,
+            "no progress in {PATIENCE} attempts ({what}: {progress}): a task was lost"
+        );
+    }
+}
 
 // ------------------------------------------------------------ the deques --
 
@@ -81,18 +115,16 @@ impl Kind {
 /// in a loop, so the deque always holds `floor` or `floor + 1` tasks (no
 /// thief takes any). `len` and `is_empty` on every stealer, called from many
 /// threads at once, must report one of those lengths: a length "at one
-/// moment during the call".
-fn len_stays_between_floor_and_floor_plus_one(kind: Kind) {
-    let floor = 3;
+/// moment during the call". (With a floor of 0 even the LIFO owner's pops
+/// move `top`, by their last-task CAS.)
+fn len_stays_between_floor_and_floor_plus_one(kind: Kind, floor: usize) {
     let worker = kind.make::<usize>();
     (0..floor).for_each(|task| worker.push(task));
     let stealer = worker.stealer();
     let done = AtomicBool::new(false);
-    let seen = Mutex::new(HashSet::new());
     thread::scope(|scope| {
         for _ in 0..THREADS {
             scope.spawn(|| {
-                let mut mine = HashSet::new();
                 while !done.load(SeqCst) {
                     let len = stealer.len();
                     assert!(
@@ -100,10 +132,10 @@ fn len_stays_between_floor_and_floor_plus_one(kind: Kind) {
                         "{kind:?}: Stealer::len() = {len}, but the deque always held {floor} or {} tasks",
                         floor + 1
                     );
-                    assert!(!stealer.is_empty(), "{kind:?}: is_empty() with {floor}+ tasks");
-                    mine.insert(len);
+                    if floor > 0 {
+                        assert!(!stealer.is_empty(), "{kind:?}: is_empty() with {floor}+ tasks");
+                    }
                 }
-                seen.lock().unwrap().extend(mine);
             });
         }
         for round in 0..ROUNDS {
@@ -119,14 +151,18 @@ fn len_stays_between_floor_and_floor_plus_one(kind: Kind) {
 
 #[test]
 fn stealer_len_reports_a_length_the_lifo_deque_really_had() {
-    len_stays_between_floor_and_floor_plus_one(Kind::LifoBounded(4));
-    len_stays_between_floor_and_floor_plus_one(Kind::Lifo);
+    for floor in [0, 3] {
+        len_stays_between_floor_and_floor_plus_one(Kind::LifoBounded(4), floor);
+        len_stays_between_floor_and_floor_plus_one(Kind::Lifo, floor);
+    }
 }
 
 #[test]
 fn stealer_len_reports_a_length_the_fifo_deque_really_had() {
-    len_stays_between_floor_and_floor_plus_one(Kind::FifoBounded(4));
-    len_stays_between_floor_and_floor_plus_one(Kind::Fifo);
+    for floor in [0, 3] {
+        len_stays_between_floor_and_floor_plus_one(Kind::FifoBounded(4), floor);
+        len_stays_between_floor_and_floor_plus_one(Kind::Fifo, floor);
+    }
 }
 
 // ------------------------------------------------------ capacity and bounds --
@@ -456,8 +492,12 @@ fn storm<T: Task>(kind: Kind, drops: &Arc<AtomicUsize>) -> Vec<Option<usize>> {
                     };
                     start.wait();
                     let mut attempt = thief;
+                    let mut watchdog = Watchdog::new();
                     while taken_total.load(SeqCst) < TASKS {
                         attempt += 1;
+                        if owner_done.load(SeqCst) {
+                            watchdog.check(taken_total.load(SeqCst), "tasks taken");
+                        }
                         // Mostly the owner's deque; every fourth attempt
                         // another thief's destination, or its own.
                         let from = if attempt % 4 == 0 {
@@ -842,8 +882,10 @@ fn batch_steals_between_two_workers_in_both_directions_at_once_keep_every_task()
                 scope.spawn(move || {
                     let mut got = Vec::new();
                     let mut attempt = 0;
+                    let mut watchdog = Watchdog::new();
                     while total.load(SeqCst) < pushed {
                         attempt += 1;
+                        watchdog.check(total.load(SeqCst), "tasks taken");
                         steal_somehow(&from, &mine, attempt, &mut |task| {
                             got.push(task);
                             total.fetch_add(1, SeqCst);
@@ -888,7 +930,9 @@ fn len_never_grows_while_nobody_pushes() {
         thread::scope(|scope| {
             for _ in 0..THREADS / 2 {
                 scope.spawn(|| {
+                    let mut watchdog = Watchdog::new();
                     while left.load(SeqCst) > 0 {
+                        watchdog.check(left.load(SeqCst), "tasks left");
                         if stealer.steal().is_success() {
                             left.fetch_sub(1, SeqCst);
                         }
@@ -898,7 +942,9 @@ fn len_never_grows_while_nobody_pushes() {
             for _ in 0..THREADS / 2 {
                 scope.spawn(|| {
                     let mut last = usize::MAX;
+                    let mut watchdog = Watchdog::new();
                     while left.load(SeqCst) > 0 {
+                        watchdog.check(left.load(SeqCst), "tasks left");
                         let len = stealer.len();
                         assert!(len <= last, "{kind:?}: len went from {last} up to {len}");
                         assert!(len <= pushed, "{kind:?}: len {len} > {pushed} ever pushed");
