@@ -699,6 +699,12 @@ fn a_worker_used_by_a_thread_local_destructor_drops_every_task_once() {
     thread::spawn(move || {
         let worker = Worker::new_lifo();
         KEPT_WORKER.with(|kept| *kept.0.borrow_mut() = Some((worker, moved)));
+        // Steal once more after that, from another deque: whatever
+        // thread-local state a steal sets up is then set up after, and so
+        // destroyed before, the locals that hold the worker.
+        let other = Worker::new_lifo();
+        other.push(0u8);
+        assert_eq!(other.stealer().steal(), Steal::Success(0));
     })
     .join()
     .unwrap();
