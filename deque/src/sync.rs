@@ -76,7 +76,8 @@ impl<T> SlotCell<T> {
         if let Err(error) = slots.try_reserve_exact(capacity) {
             allocation_failed::<T>(capacity, error);
         }
-        // `try_reserve_exact` allocated exactly `capacity` slots, so the
+        // The vector's capacity is now exactly `capacity` (what std's
+        // `try_reserve_exact` records for an empty vector), so the
         // `into_boxed_slice` below has nothing to shrink and does not
         // allocate again.
         #[cfg(chase_lev_mutants)]
