@@ -467,6 +467,7 @@ impl<T> Worker<T> {
         // re-checks it for the last task (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
         trace!(inner, "pop: load top = {top}");
+        // No `+ 1` below can overflow: `bottom` was just lowered by one.
         if top > bottom {
             // Empty: undo the reservation.
             // Ordering: Relaxed, as for every owner store to bottom
@@ -532,6 +533,7 @@ impl<T> Worker<T> {
             if top >= bottom {
                 return None;
             }
+            // (So `top + 1 <= bottom` below cannot overflow.)
             // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
             let task = unsafe { self.buffer().read(top) };
             // Ordering: SeqCst success (release is what matters), so that a
