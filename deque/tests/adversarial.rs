@@ -58,6 +58,16 @@ impl Watchdog {
     }
 }
 
+/// Sets a flag when dropped, also while a failed assertion unwinds, so that
+/// the threads waiting for it stop instead of spinning forever.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, SeqCst);
+    }
+}
+
 // ------------------------------------------------------------ the deques --
 
 /// Every way to make a worker: two flavours, growable or bounded.
@@ -149,13 +159,14 @@ fn len_stays_between_floor_and_floor_plus_one(kind: Kind, floor: usize) {
                 }
             });
         }
+        // Stops the observers also if an assertion below fails.
+        let _stop = SetOnDrop(&done);
         for round in 0..ROUNDS {
             assert_eq!(worker.try_push(floor + round), Ok(()));
             assert_eq!(worker.len(), floor + 1, "{kind:?}: Worker::len()");
             assert!(worker.pop().is_some());
             assert_eq!(worker.len(), floor, "{kind:?}: Worker::len()");
         }
-        done.store(true, SeqCst);
     });
     assert_eq!(worker.len(), floor);
 }
@@ -480,6 +491,8 @@ fn storm<T: Task>(kind: Kind, drops: &Arc<AtomicUsize>) -> Vec<Option<usize>> {
                 drop(task);
                 taken_total.fetch_add(1, SeqCst);
             };
+            // Tells the thieves the owner is done, also if it fails.
+            let done = SetOnDrop(&owner_done);
             start.wait();
             for id in 0..TASKS {
                 let mut task = T::make(id, drops);
@@ -501,7 +514,7 @@ fn storm<T: Task>(kind: Kind, drops: &Arc<AtomicUsize>) -> Vec<Option<usize>> {
                     );
                 }
             }
-            owner_done.store(true, SeqCst);
+            drop(done);
             mine // and the Worker drops here, tasks possibly still in it
         });
         let thieves: Vec<_> = dests
