@@ -10,7 +10,7 @@ use crate::reclamation::Hazard;
 use crate::steal::Steal;
 use crate::sync::{Arc, Ordering::Relaxed};
 use crate::trace::trace;
-use crate::worker::Worker;
+use crate::worker::{add_index, Worker};
 
 /// The most tasks a batch steal takes when the caller gives no limit
 /// (crossbeam-deque's default).
@@ -147,18 +147,20 @@ impl<T> Stealer<T> {
     #[inline(always)]
     fn claim(&self, top: i64, count: i64, success: crate::sync::Ordering) -> bool {
         let inner = &*self.inner;
+        // `top + count <= bottom` (the tasks claimed were seen below
+        // `bottom`), so this never panics; checked all the same.
+        let next = add_index(top, count);
         // Ordering: SeqCst success, as in Lê et al., where its release half
         // orders the slot read before the owner's rewrite after a wrap; our
         // buffers never wrap, so the CAS's atomicity is what claims the task
         // (proofs-notes/obligations.md#steal-cas-seqcst).
         let won = inner
             .top
-            .compare_exchange(top, top + count, success, Relaxed)
+            .compare_exchange(top, next, success, Relaxed)
             .is_ok();
         trace!(
             inner,
-            "steal: CAS top {top} -> {} {}",
-            top + count,
+            "steal: CAS top {top} -> {next} {}",
             if won { "won" } else { "lost" }
         );
         won
@@ -378,7 +380,11 @@ impl<T> Stealer<T> {
         let first = keep_first.then(|| unsafe { seen.buffer.read(seen.top) });
         let skip = i64::from(keep_first);
         for offset in skip..batch as i64 {
-            let (from, to) = (seen.top + offset, dest_bottom + offset - skip);
+            // Within the ranges `reserve` and `snapshot` checked.
+            let (from, to) = (
+                add_index(seen.top, offset),
+                add_index(dest_bottom, offset - skip),
+            );
             // SAFETY: as above.
             unsafe { dest_buffer.copy_slot(seen.buffer, from, to) };
         }
@@ -415,10 +421,12 @@ impl<T> Stealer<T> {
                 // SAFETY: as in `steal`.
                 kept = Some(unsafe { now.buffer.read(now.top) });
             } else {
+                // Below `dest_bottom + into_dest`, which `reserve` checked.
+                let to = add_index(dest_bottom, moved);
                 // SAFETY: as in `steal` for the source; the destination slot
                 // is past its bottom, in its lap (`reserve`), where no thief
                 // reads (proofs-notes/reclamation.md#no-wrap).
-                unsafe { dest_buffer.copy_slot(now.buffer, now.top, dest_bottom + moved) };
+                unsafe { dest_buffer.copy_slot(now.buffer, now.top, to) };
             }
             if !self.claim(now.top, 1, policy.steal_cas_success()) {
                 if taken == 0 {
@@ -444,6 +452,12 @@ impl<T> Stealer<T> {
 
     /// The number of tasks in the deque at one moment during the call.
     ///
+    /// Like the `Empty` of [`steal`](Stealer::steal), it counts a task as
+    /// gone as soon as its removal has started (the owner's pop of the last
+    /// task reserves it before racing the thieves for it). The answer may be
+    /// out of date by the time the caller looks at it. Lock-free: it loads
+    /// the indices again only if another thread took a task meanwhile.
+    ///
     /// ```
     /// use chase_lev::Worker;
     ///
@@ -452,8 +466,20 @@ impl<T> Stealer<T> {
     /// assert_eq!(worker.stealer().len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        let (top, bottom) = self.indices();
-        (bottom - top).max(0) as usize
+        let (mut top, mut bottom) = self.indices();
+        loop {
+            // Ordering: Relaxed: only coherence is used. `top` only grows, so
+            // reading the same value again means it held that value from the
+            // first load to this one, across the load of `bottom`
+            // (proofs-notes/linearizability.md#len).
+            let again = self.inner.top.load(Relaxed);
+            if again == top {
+                return (bottom - top).max(0) as usize;
+            }
+            // Some other thread took a task meanwhile: look again.
+            top = again;
+            bottom = self.fence_then_bottom();
+        }
     }
 
     /// Returns `true` if the deque was empty at one moment during the call.

@@ -63,9 +63,21 @@ impl<T> SlotCell<T> {
     /// `capacity` slots, uninitialised (zero-sized for a zero-sized `T`,
     /// whatever the capacity). The mutant builds zero them, so that a mutant
     /// that reads a slot nobody wrote reads a recognisable 0.
+    ///
+    /// # Panics
+    /// With the crate's "capacity overflow" message if the allocator cannot
+    /// provide the memory: the allocation is fallible (`try_reserve_exact`),
+    /// so the process does not abort the way `Vec::with_capacity` makes it.
     #[cfg(not(chase_lev_loom))]
     pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
-        let mut slots = Vec::<SlotCell<T>>::with_capacity(capacity);
+        let mut slots = Vec::<SlotCell<T>>::new();
+        if let Err(error) = slots.try_reserve_exact(capacity) {
+            allocation_failed::<T>(capacity, error);
+        }
+        // The vector's capacity is now exactly `capacity` (what std's
+        // `try_reserve_exact` records for an empty vector), so the
+        // `into_boxed_slice` below has nothing to shrink and does not
+        // allocate again.
         #[cfg(chase_lev_mutants)]
         // SAFETY: the allocation holds `capacity` slots.
         unsafe {
@@ -78,6 +90,8 @@ impl<T> SlotCell<T> {
     }
 
     /// Loom tracks each cell: they are created one by one (and zeroed).
+    /// (The model's buffers are a few slots; an allocation failure there is
+    /// loom's, not the deque's.)
     #[cfg(chase_lev_loom)]
     pub(crate) fn new_slots(capacity: usize) -> Box<[SlotCell<T>]> {
         (0..capacity)
@@ -109,6 +123,19 @@ impl<T> SlotCell<T> {
         // accessed concurrently (loom checks it).
         self.0.with_mut(|slot| unsafe { slot.write(value) })
     }
+}
+
+/// The allocator refused a buffer: a panic, as the constructors document,
+/// rather than the abort of `handle_alloc_error`.
+#[cfg(not(chase_lev_loom))]
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn allocation_failed<T>(capacity: usize, error: std::collections::TryReserveError) -> ! {
+    panic!(
+        "chase-lev: capacity overflow (the allocator could not provide {capacity} slots of {} bytes: {error})",
+        core::mem::size_of::<T>()
+    )
 }
 
 // ----------------------------------------------------------- reclamation --

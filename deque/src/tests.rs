@@ -439,3 +439,107 @@ fn retired_buffers_held_by_no_thief_do_not_pile_up_around_a_lap() {
         assert_eq!(retired_not_freed(&worker), 0);
     }
 }
+
+/// Calls the batch-steal entry point `name` from `source` into `dest`;
+/// returns the task it hands back to the caller (the `_and_pop` ones), or
+/// `None`. Panics if it stole nothing.
+fn batch_steal_by_name(name: &str, source: &Worker<u64>, dest: &Worker<u64>) -> Option<u64> {
+    let stealer = source.stealer();
+    let outcome = match name {
+        "steal_batch" => stealer.steal_batch(dest).success().map(|()| None),
+        "steal_batch_with_limit" => stealer
+            .steal_batch_with_limit(dest, 3)
+            .success()
+            .map(|()| None),
+        "steal_batch_and_pop" => stealer.steal_batch_and_pop(dest).success().map(Some),
+        "steal_batch_with_limit_and_pop" => stealer
+            .steal_batch_with_limit_and_pop(dest, 3)
+            .success()
+            .map(Some),
+        _ => unreachable!("{name}"),
+    };
+    outcome.expect("the batch steal took nothing")
+}
+
+const BATCH_STEALS: [&str; 4] = [
+    "steal_batch",
+    "steal_batch_with_limit",
+    "steal_batch_and_pop",
+    "steal_batch_with_limit_and_pop",
+];
+
+#[test]
+fn a_batch_steal_into_a_destination_at_the_end_of_the_index_space_panics_before_taking_anything() {
+    for flavor in [Flavor::Lifo, Flavor::Fifo] {
+        for name in BATCH_STEALS {
+            let source = Worker::build(flavor, 4, false, Policy::default());
+            (0..20).for_each(|task| source.push(task));
+            // Room for one more index only: a batch of two or more tasks
+            // would have to write past i64::MAX.
+            let dest = Worker::build_at(Flavor::Lifo, 4, false, Policy::default(), i64::MAX - 1);
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                batch_steal_by_name(name, &source, &dest)
+            }));
+            let message = match outcome {
+                Ok(_) => panic!("{name} ({flavor:?}): stole past i64::MAX without a panic"),
+                Err(payload) => panic_message(payload),
+            };
+            assert!(
+                message.contains("index space is exhausted"),
+                "{name} ({flavor:?}): panicked with {message:?}"
+            );
+            assert_eq!(
+                source.len(),
+                20,
+                "{name} ({flavor:?}): claimed tasks, then panicked"
+            );
+            assert_eq!(dest.len(), 0, "{name} ({flavor:?})");
+        }
+    }
+}
+
+#[test]
+fn batch_steals_at_the_end_of_the_index_space_take_every_task_once() {
+    // Source and destination both start 40 indices before i64::MAX, and the
+    // source is filled up to i64::MAX - 1, the last index a task can have.
+    for flavor in [Flavor::Lifo, Flavor::Fifo] {
+        for bounded in [false, true] {
+            for name in BATCH_STEALS {
+                let start = i64::MAX - 40;
+                let source = Worker::build_at(flavor, 64, bounded, Policy::default(), start);
+                (0..39).for_each(|task| source.push(task));
+                let dest = Worker::build_at(Flavor::Fifo, 2, false, Policy::default(), start);
+                let mut taken = Vec::new();
+                while !source.is_empty() {
+                    taken.extend(batch_steal_by_name(name, &source, &dest));
+                    taken.extend(std::iter::from_fn(|| dest.pop()));
+                }
+                taken.sort_unstable();
+                let case = format!("{name} {flavor:?} bounded={bounded}");
+                assert_eq!(taken, (0..39).collect::<Vec<_>>(), "{case}");
+            }
+        }
+    }
+}
+
+// Not under miri, which stops the whole run at an allocation larger than
+// the host could give (resource exhaustion) instead of returning null.
+#[cfg(not(miri))]
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn a_buffer_the_allocator_cannot_provide_panics_instead_of_aborting() {
+    // 2^60 bytes: a valid `Layout`, but no machine has them. Every buffer
+    // (constructors, grow, shrink, next lap, batch reserve) is allocated by
+    // `Buffer::new`.
+    let _ = crate::buffer::Buffer::<[u8; 1 << 20]>::new(1 << 40, 0);
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => match payload.downcast::<&str>() {
+            Ok(message) => message.to_string(),
+            Err(_) => "(not a string)".to_string(),
+        },
+    }
+}

@@ -486,6 +486,7 @@ impl<T> Worker<T> {
         // re-checks it for the last task (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
         trace!(inner, "pop: load top = {top}");
+        // No `+ 1` below can overflow: `bottom` was just lowered by one.
         if top > bottom {
             // Empty: undo the reservation.
             // Ordering: Relaxed, as for every owner store to bottom
@@ -551,6 +552,7 @@ impl<T> Worker<T> {
             if top >= bottom {
                 return None;
             }
+            // (So `top + 1 <= bottom` below cannot overflow.)
             // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
             let task = unsafe { self.buffer().read(top) };
             // Ordering: SeqCst success (release is what matters), so that a
@@ -631,8 +633,13 @@ impl<T> Worker<T> {
         let bottom = inner.bottom.load(Relaxed);
         let top = inner.top.load(inner.policy.push_top_load());
         let len = (bottom - top).max(0);
-        let count = (self.limit.get() - len).clamp(0, additional as i64);
-        if bottom + count > self.end.get() {
+        // `additional` is at most the source's length, which fits in an i64.
+        let additional = i64::try_from(additional).unwrap_or(i64::MAX);
+        let count = (self.limit.get() - len).clamp(0, additional);
+        // Checked before any task is claimed: a batch that would run past
+        // the end of the index space panics here, with the source intact,
+        // as `push` does at `i64::MAX`.
+        if add_index(bottom, count) > self.end.get() {
             let capacity = self.buffer().capacity();
             let needed = (len + count) as usize;
             let new_capacity = needed.max(capacity).checked_next_power_of_two();
@@ -647,10 +654,9 @@ impl<T> Worker<T> {
     /// Publishes `count` tasks that a batch steal wrote past `bottom`.
     pub(crate) fn publish(&self, bottom: i64, count: i64) {
         let inner = &*self.inner;
-        let next = match bottom.checked_add(count) {
-            Some(next) => next,
-            None => index_space_exhausted(),
-        };
+        // (`reserve` has already checked this sum; kept as the last line of
+        // defence.)
+        let next = add_index(bottom, count);
         let policy = inner.policy;
         // Ordering: Release fence, as in push: the destination's thieves that
         // read the new bottom read the copied tasks (proofs-notes/model.md#message-passing).
@@ -668,8 +674,10 @@ impl<T> Worker<T> {
         self.inner.bottom.load(Relaxed)
     }
 
-    /// The number of tasks in the deque. Thieves may take some at any time,
-    /// so this is an upper bound by the time the caller looks at it.
+    /// The number of tasks in the deque, exact at the moment the call reads
+    /// `top` (only the owner changes `bottom`, and the owner is the caller).
+    /// Thieves may take some at any time, so this is an upper bound by the
+    /// time the caller looks at it.
     ///
     /// ```
     /// use chase_lev::Worker;
@@ -777,6 +785,17 @@ fn shrink_threshold(bounded: bool, min_capacity: usize, capacity: usize) -> i64 
 #[track_caller]
 fn full(bound: i64) -> ! {
     panic!("chase-lev: push on a full bounded Worker (bound {bound}); use try_push to get the task back")
+}
+
+/// `index + count` for an index of the deque, panicking instead of
+/// wrapping at the end of the index space.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn add_index(index: i64, count: i64) -> i64 {
+    match index.checked_add(count) {
+        Some(sum) => sum,
+        None => index_space_exhausted(),
+    }
 }
 
 #[cold]
