@@ -116,6 +116,7 @@ impl Registry {
                 Release,
                 Relaxed
             );
+            // Ordering: as above (proofs-notes/reclamation.md#records).
             match self.head.compare_exchange_weak(head, new, publish, Relaxed) {
                 Ok(_) => break,
                 Err(now) => head = now,
@@ -253,6 +254,7 @@ impl Drop for OwnedRecord {
             Release,
             Relaxed
         );
+        // Ordering: as above (proofs-notes/reclamation.md#records).
         self.record.in_use.store(false, release);
     }
 }
