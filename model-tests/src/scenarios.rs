@@ -129,14 +129,14 @@ pub const ALL: &[Scenario] = &[
         name: "fifo_steal_batch_against_pop_and_a_thief",
         family: 5,
         threads: 3,
-        preemption_bound: Some(4),
+        preemption_bound: None,
         body: fifo_steal_batch_against_pop_and_a_thief,
     },
     Scenario {
         name: "fifo_pop_pop_against_two_thieves",
         family: 6,
         threads: 3,
-        preemption_bound: Some(4),
+        preemption_bound: None,
         body: fifo_pop_pop_against_two_thieves,
     },
 ];
