@@ -230,7 +230,7 @@ fn run_catching(
         // `k * BUDGET_CHECK_INTERVAL`; a complete run ends anywhere.
         stopped_by_budget: failure.is_none()
             && budget.is_some_and(|budget| elapsed >= budget)
-            && (interleavings + 1) % BUDGET_CHECK_INTERVAL == 0,
+            && interleavings % BUDGET_CHECK_INTERVAL == BUDGET_CHECK_INTERVAL - 1,
         failure,
     }
 }
