@@ -122,7 +122,7 @@ pub const ALL: &[Scenario] = &[
         name: "lifo_steal_batch_and_pop_against_pop_and_a_thief",
         family: 5,
         threads: 3,
-        preemption_bound: Some(4),
+        preemption_bound: Some(5),
         body: lifo_steal_batch_and_pop_against_pop_and_a_thief,
     },
     Scenario {

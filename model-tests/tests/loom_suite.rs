@@ -26,6 +26,7 @@ fn describe_bound(scenario: &Scenario, exploration: &Exploration) -> String {
     match explore::loom_shipped_preemption_bound(scenario) {
         None if exploration.stopped_by_budget => "unbounded, partial".to_string(),
         None => "exhaustive".to_string(),
+        Some(bound) if exploration.stopped_by_budget => format!("bound {bound}, partial"),
         Some(bound) => format!("preemption bound {bound}"),
     }
 }
@@ -58,9 +59,12 @@ fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
     }
     // What was not explored exhaustively, said once more at the end.
     for (scenario, bound, exploration) in not_exhaustive {
-        let how_far = match bound {
-            Some(bound) => format!("every interleaving with at most {bound} preemptions"),
-            None => "stopped by LOOM_MAX_DURATION".to_string(),
+        let how_far = match (bound, exploration.stopped_by_budget) {
+            (Some(bound), false) => format!("every interleaving with at most {bound} preemptions"),
+            (Some(bound), true) => {
+                format!("preemption bound {bound}, stopped by LOOM_MAX_DURATION")
+            }
+            (None, _) => "unbounded, stopped by LOOM_MAX_DURATION".to_string(),
         };
         println!(
             "not exhaustive: {} ({} threads): {how_far}, {} interleavings",
