@@ -52,6 +52,53 @@
 //! assert_eq!(total.load(Ordering::Relaxed), 500_500);
 //! ```
 //!
+//! # Model-checking your scheduler
+//!
+//! Built with `RUSTFLAGS="--cfg chase_lev_loom"`, chase-lev runs on
+//! [loom](https://docs.rs/loom)'s atomics, fences, cells and threads (the
+//! same algorithm, reclamation and fences as the std build), so a loom test
+//! of your scheduler explores the deque inside it too. The cfg is
+//! crate-specific (like `crossbeam_loom` and `st3_loom`; a plain `loom` cfg
+//! would switch every crate that reads it), and no cargo feature can turn it
+//! on: a normal build never compiles loom. Under the cfg, `new_lifo` and
+//! `new_fifo` start at 4 slots, so that a model stays small. In your crate:
+//!
+//! ```toml
+//! [target.'cfg(chase_lev_loom)'.dependencies]
+//! loom = "0.7"
+//! ```
+//!
+//! then run `RUSTFLAGS="--cfg chase_lev_loom" cargo test --release` (in a
+//! target directory of its own: the flag rebuilds everything), with your own
+//! atomics and threads taken from loom under the same cfg:
+//!
+//! ```
+//! #[cfg(chase_lev_loom)]
+//! use loom::{model, thread};
+//! #[cfg(not(chase_lev_loom))]
+//! use std::thread;
+//! #[cfg(not(chase_lev_loom))]
+//! fn model(f: impl Fn()) {
+//!     f() // one run on real threads
+//! }
+//!
+//! model(|| {
+//!     let worker = chase_lev::Worker::new_lifo();
+//!     let stealer = worker.stealer();
+//!     let thief = thread::spawn(move || stealer.steal().success());
+//!     worker.push(1);
+//!     let (mine, theirs) = (worker.pop(), thief.join().unwrap());
+//!     assert!(mine.is_some() != theirs.is_some(), "task 1 taken exactly once");
+//! });
+//! ```
+//!
+//! The repository's `tests/downstream-loom` is a worked example: a
+//! two-worker scheduler whose loom test passes, and catches a planted bug in
+//! its termination counter. Declare the cfg to rustc's lint with
+//! `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg =
+//! ["cfg(chase_lev_loom)"] }`; bound loom's search with
+//! `LOOM_MAX_PREEMPTIONS` when the model's threads spin.
+//!
 //! # What is checked, and where
 //!
 //! Every atomic operation carries an `// Ordering:` comment naming the proof

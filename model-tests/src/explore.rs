@@ -22,8 +22,16 @@ pub struct Exploration {
     pub interleavings: usize,
     /// Wall-clock time of the exploration.
     pub elapsed: Duration,
+    /// CPU time the exploring thread spent on it (loom runs every model
+    /// thread as a coroutine of that one thread), where the OS says
+    /// (Linux): on a loaded machine, the figure that does not depend on the
+    /// load.
+    pub cpu: Option<Duration>,
     /// `None` if every explored execution kept every promise.
     pub failure: Option<Failure>,
+    /// Whether loom's time budget (`LOOM_MAX_DURATION`) ran out before the
+    /// exploration was complete: `interleavings` is then how far it got.
+    pub stopped_by_budget: bool,
 }
 
 impl Exploration {
@@ -33,31 +41,71 @@ impl Exploration {
     }
 }
 
-/// The preemption bound a scenario runs with under loom: the scenario's own,
-/// unless `LOOM_MAX_PREEMPTIONS` overrides it.
-pub fn loom_preemption_bound(scenario: &on_loom::scenarios::Scenario) -> Option<usize> {
+/// Set to `1`, explores every loom scenario without a preemption bound,
+/// whatever its own bound and `LOOM_MAX_PREEMPTIONS` say (loom itself only
+/// reads a number there, so "unbounded" needs a variable of its own). Pair it
+/// with loom's `LOOM_MAX_DURATION` (seconds) so that a run ends by itself.
+pub const EXHAUSTIVE_VAR: &str = "CHASE_LEV_LOOM_EXHAUSTIVE";
+
+/// The preemption bound a scenario whose own bound is `own` runs with:
+/// `None` under `CHASE_LEV_LOOM_EXHAUSTIVE=1`, else `LOOM_MAX_PREEMPTIONS`
+/// if set, else `own`.
+pub fn preemption_bound(own: Option<usize>) -> Option<usize> {
+    if std::env::var(EXHAUSTIVE_VAR).is_ok_and(|value| value == "1") {
+        return None;
+    }
     match std::env::var("LOOM_MAX_PREEMPTIONS") {
         Ok(value) => Some(
             value
                 .parse()
                 .expect("LOOM_MAX_PREEMPTIONS must be a number"),
         ),
-        Err(_) => scenario.preemption_bound,
+        Err(_) => own,
     }
+}
+
+/// The preemption bound a scenario runs with under loom (see
+/// [`preemption_bound`]).
+pub fn loom_preemption_bound(scenario: &on_loom::scenarios::Scenario) -> Option<usize> {
+    preemption_bound(scenario.preemption_bound)
+}
+
+/// The same for a scenario of the shipped build.
+pub fn loom_shipped_preemption_bound(
+    scenario: &on_loom_shipped::scenarios::Scenario,
+) -> Option<usize> {
+    preemption_bound(scenario.preemption_bound)
+}
+
+/// Under a time budget (`LOOM_MAX_DURATION`), loom looks at the clock
+/// before every execution whose number is a multiple of this (its default is
+/// 20,000), and stops there once the budget is spent.
+const BUDGET_CHECK_INTERVAL: usize = 1_000;
+
+/// A loom builder with `bound`, and the time budget loom read from the
+/// environment, if any.
+fn loom_builder(bound: Option<usize>) -> loom::model::Builder {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = bound;
+    if builder.max_duration.is_some() {
+        builder.checkpoint_interval = BUDGET_CHECK_INTERVAL;
+    }
+    builder
 }
 
 /// Explores `scenario` with loom against the deque weakened by `mutant`
 /// (`None`: the correct deque). With `evidence::set_tracing(true)` the
 /// failure carries the deque's event log of the failing execution.
 pub fn with_loom(scenario: &on_loom::scenarios::Scenario, mutant: Option<Mutant>) -> Exploration {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = loom_preemption_bound(scenario);
+    let builder = loom_builder(loom_preemption_bound(scenario));
+    let budget = builder.max_duration;
     let body = scenario.body;
     let tracing = evidence::tracing();
     let count = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&count);
     run_catching(
         count,
+        budget,
         chase_lev_loom_mutants::take_thread_trace,
         move || {
             builder.check(move || {
@@ -73,19 +121,12 @@ pub fn with_loom(scenario: &on_loom::scenarios::Scenario, mutant: Option<Mutant>
 /// Explores `scenario` with loom against the deque as it ships
 /// (`chase-lev-loom`, no mutant compiled in).
 pub fn with_loom_shipped(scenario: &on_loom_shipped::scenarios::Scenario) -> Exploration {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = match std::env::var("LOOM_MAX_PREEMPTIONS") {
-        Ok(value) => Some(
-            value
-                .parse()
-                .expect("LOOM_MAX_PREEMPTIONS must be a number"),
-        ),
-        Err(_) => scenario.preemption_bound,
-    };
+    let builder = loom_builder(loom_shipped_preemption_bound(scenario));
+    let budget = builder.max_duration;
     let body = scenario.body;
     let count = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&count);
-    run_catching(count, Vec::new, move || {
+    run_catching(count, budget, Vec::new, move || {
         builder.check(move || {
             counter.fetch_add(1, Ordering::Relaxed);
             ledger::reset();
@@ -131,6 +172,7 @@ pub fn with_shuttle(
     };
     run_catching(
         count,
+        None,
         chase_lev_shuttle::take_thread_trace,
         move || match scheduler {
             ShuttleScheduler::Random => {
@@ -149,16 +191,22 @@ pub fn with_shuttle(
 /// Runs a model checker, turning a failing execution (a panic) into a
 /// failure with the evidence the model recorded, if any. When the checker
 /// itself stopped the execution, `events_so_far` gives the deque's event log
-/// up to that point (empty unless tracing was on).
+/// up to that point (empty unless tracing was on). `budget` is the checker's
+/// time budget, if it has one.
 fn run_catching(
     count: Arc<AtomicUsize>,
+    budget: Option<Duration>,
     events_so_far: fn() -> Vec<String>,
     check: impl FnOnce(),
 ) -> Exploration {
     let _ = evidence::take_failure();
     let started = Instant::now();
+    let cpu_before = thread_cpu_time();
     let result = panic::catch_unwind(AssertUnwindSafe(check));
     let elapsed = started.elapsed();
+    let cpu = thread_cpu_time()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let interleavings = count.load(Ordering::Relaxed);
     let failure = result.err().map(|payload| {
         let message = panic_message(payload.as_ref());
@@ -177,8 +225,22 @@ fn run_catching(
     Exploration {
         interleavings,
         elapsed,
+        cpu,
+        // Loom stops for its budget just before execution number
+        // `k * BUDGET_CHECK_INTERVAL`; a complete run ends anywhere.
+        stopped_by_budget: failure.is_none()
+            && budget.is_some_and(|budget| elapsed >= budget)
+            && interleavings % BUDGET_CHECK_INTERVAL == BUDGET_CHECK_INTERVAL - 1,
         failure,
     }
+}
+
+/// The calling thread's CPU time so far (Linux's scheduler statistics, in
+/// nanoseconds), or `None` where they cannot be read.
+fn thread_cpu_time() -> Option<Duration> {
+    let stats = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanoseconds = stats.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanoseconds))
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
