@@ -17,7 +17,7 @@ cargo build --quiet --profile bench -p chase-lev --example owner_paths
 binary="$target_dir/release/examples/owner_paths"
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs steal-1k)
+[ ${#cases[@]} -gt 0 ] || cases=(push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs steal-1k steal-empty)
 deques=(chase-lev st3 crossbeam-deque Vec)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -45,7 +45,7 @@ for case in "${cases[@]}"; do
     declare -A per_op=()
     printf '| %-21s |' "$case"
     for deque in "${deques[@]}"; do
-        if [ "$deque" = Vec ] && [ "$case" = steal-1k ]; then
+        if [ "$deque" = Vec ] && [[ "$case" = steal-* ]]; then
             per_op[$deque]="-"
         else
             per_op[$deque]=$(count "$deque" "$case")
