@@ -147,7 +147,9 @@ fn ours(case: BatchCase) -> Outcome {
             (false, None) => unit!(crate, injector.steal_batch(&dest)),
             (false, Some(limit)) => unit!(crate, injector.steal_batch_with_limit(&dest, limit)),
             (true, None) => task!(crate, injector.steal_batch_and_pop(&dest)),
-            (true, Some(limit)) => task!(crate, injector.steal_batch_with_limit_and_pop(&dest, limit)),
+            (true, Some(limit)) => {
+                task!(crate, injector.steal_batch_with_limit_and_pop(&dest, limit))
+            }
         };
         if let Some(result) = attempt {
             break result;
