@@ -334,9 +334,9 @@ fn a_task_whose_drop_panics_in_a_stealers_hands_leaves_the_injector_working() {
                             Steal::Empty => false,
                         }
                     }));
-                    match stolen {
-                        Ok(false) => break,
-                        Ok(true) | Err(_) => {}
+                    // A panic (`Err`) or a success: go on.
+                    if let Ok(false) = stolen {
+                        break;
                     }
                 }
                 // Tasks left in `mine` after a panic are dropped with it.
