@@ -35,11 +35,11 @@ fn hardware_hunt<Q: QueueUnderTest>(
     make: impl Fn() -> Q,
     max_prefill: u64,
 ) -> Result<usize, String> {
-    let scenarios = budget("CHASE_LEV_INJECTOR_SCENARIOS", 40);
-    let runs = budget("CHASE_LEV_INJECTOR_RUNS", 25);
+    let scenarios = budget("CHASE_LEV_INJECTOR_SCENARIOS", 16);
+    let runs = budget("CHASE_LEV_INJECTOR_RUNS", 10);
     let mut checked = 0;
     for seed in 0..scenarios {
-        let scenario = Scenario::generate(seed, 4, max_prefill, 2, 6);
+        let scenario = Scenario::generate(seed, 4, max_prefill, 2, 3);
         for _ in 0..runs {
             let history = run(Arc::new(make()), &scenario, &hardware_threads);
             checked += 1;
@@ -53,11 +53,11 @@ fn hardware_hunt<Q: QueueUnderTest>(
 
 /// The same under shuttle's random and PCT schedulers.
 fn shuttle_hunt<Q: QueueUnderTest>(make: fn() -> Q) -> Result<usize, String> {
-    let scenarios = budget("CHASE_LEV_INJECTOR_SCENARIOS", 40);
-    let schedules = budget("CHASE_LEV_INJECTOR_SCHEDULES", 100) as usize;
+    let scenarios = budget("CHASE_LEV_INJECTOR_SCENARIOS", 16);
+    let schedules = budget("CHASE_LEV_INJECTOR_SCHEDULES", 60) as usize;
     let mut checked = 0;
     for seed in 0..scenarios {
-        let scenario = Scenario::generate(seed, 4, 6, 2, 5);
+        let scenario = Scenario::generate(seed, 4, 6, 2, 3);
         for pct in [false, true] {
             let failure: Arc<Mutex<Option<String>>> = Arc::default();
             let (found, scenario) = (Arc::clone(&failure), scenario.clone());
