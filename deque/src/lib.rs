@@ -7,7 +7,7 @@
 //! the deque with no atomic read-modify-write (only a CAS when it races a
 //! thief for the last task). Any number of [`Stealer`]s take the oldest task
 //! from the top. The API is that of `crossbeam-deque` 0.8 for `Worker`,
-//! `Stealer` and [`Steal`], so a scheduler can switch by changing an import,
+//! `Stealer`, [`Injector`] and [`Steal`], so a scheduler can switch by changing an import,
 //! plus bounded workers ([`Worker::new_lifo_bounded`], [`Worker::try_push`])
 //! and [`Worker::with_capacity`].
 //!
@@ -99,6 +99,27 @@
 //! ["cfg(chase_lev_loom)"] }`; bound loom's search with
 //! `LOOM_MAX_PREEMPTIONS` when the model's threads spin.
 //!
+//! # The injector
+//!
+//! New tasks usually enter a scheduler through a shared FIFO [`Injector`]
+//! (crossbeam-deque 0.8's API): any thread pushes, and workers steal one
+//! task or a batch into their own deque.
+//!
+//! ```
+//! use chase_lev::{Injector, Steal, Worker};
+//!
+//! let injector = Injector::new();
+//! for task in 1..=10 {
+//!     injector.push(task); // from any thread
+//! }
+//! let local = Worker::new_lifo();
+//! // About half of the tasks move, and the local pops return the oldest
+//! // first, whatever the worker's flavour.
+//! assert_eq!(injector.steal_batch_and_pop(&local), Steal::Success(1));
+//! assert_eq!(local.pop(), Some(2));
+//! assert_eq!(injector.steal(), Steal::Success(6));
+//! ```
+//!
 //! # What is checked, and where
 //!
 //! Every atomic operation carries an `// Ordering:` comment naming the proof
@@ -124,6 +145,7 @@
 
 mod buffer;
 mod deque;
+mod injector;
 mod policy;
 mod reclamation;
 mod steal;
@@ -132,6 +154,7 @@ mod sync;
 mod trace;
 mod worker;
 
+pub use injector::Injector;
 pub use steal::Steal;
 pub use stealer::Stealer;
 pub use worker::Worker;
@@ -143,3 +166,6 @@ pub use trace::take_thread_trace;
 
 #[cfg(all(test, not(chase_lev_loom)))]
 mod tests;
+
+#[cfg(all(test, not(chase_lev_loom)))]
+mod injector_tests;

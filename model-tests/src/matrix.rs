@@ -26,6 +26,11 @@ pub enum Argument {
     /// modification order against loom's execution order, or a race with an
     /// atomic's non-atomic initialisation); the ordering is needed.
     BeyondLoom(&'static str),
+    /// What the ordering protects is the single total order of SeqCst
+    /// operations as seen by clients that use SeqCst loads and stores (not
+    /// fences); loom models those as acquire/release, so it cannot show the
+    /// bug.
+    NeedsSeqCstAccesses(&'static str),
 }
 
 impl Argument {
@@ -34,7 +39,8 @@ impl Argument {
         match self {
             Argument::ArguedSafe(anchor)
             | Argument::NeedsLoadBuffering(anchor)
-            | Argument::BeyondLoom(anchor) => anchor,
+            | Argument::BeyondLoom(anchor)
+            | Argument::NeedsSeqCstAccesses(anchor) => anchor,
         }
     }
 }
@@ -88,6 +94,21 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         // execution order, so it cannot show this.
         Mutant::RecordHandoffRelease => Some(Argument::BeyondLoom(
             "proofs-notes/obligations.md#record-handoff-release",
+        )),
+        // The injector (proofs-notes/injector.md). Its CASes claim
+        // positions by atomicity alone; their SeqCst places pushes and steals
+        // in the single total order for clients that use SeqCst accesses,
+        // which loom models as acquire/release.
+        Mutant::InjectorPushCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
+            "proofs-notes/injector.md#injector-push-cas-seqcst",
+        )),
+        Mutant::InjectorHeadCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
+            "proofs-notes/injector.md#injector-head-cas-seqcst",
+        )),
+        // The block pointer's own release/acquire only rules out reading a
+        // pointer stored after a later CAS: a load-buffering cycle.
+        Mutant::InjectorBlockPointerAcqRel => Some(Argument::NeedsLoadBuffering(
+            "proofs-notes/injector.md#injector-block-pointer-acqrel",
         )),
         _ => None,
     }
@@ -282,8 +303,8 @@ pub fn run_matrix(
 }
 
 impl Row {
-    /// `killed`, `argued safe`, `needs load buffering`, `beyond loom`, or
-    /// `SURVIVED (gap)`.
+    /// `killed`, `argued safe`, `needs load buffering`, `needs SeqCst
+    /// accesses`, `beyond loom`, or `SURVIVED (gap)`.
     pub fn verdict(&self) -> &'static str {
         match &self.loom {
             LoomVerdict::Killed { .. } => "killed",
@@ -299,6 +320,10 @@ impl Row {
                 argument: Some(Argument::BeyondLoom(_)),
                 ..
             } => "beyond loom",
+            LoomVerdict::Survived {
+                argument: Some(Argument::NeedsSeqCstAccesses(_)),
+                ..
+            } => "needs SeqCst accesses",
             LoomVerdict::Survived { argument: None, .. } => "SURVIVED (gap)",
         }
     }

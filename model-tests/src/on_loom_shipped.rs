@@ -7,6 +7,8 @@
 //! is made by the public constructor of the same shape, and the log stays
 //! empty (the shipped deque records nothing).
 
+/// The model checker's `Arc` and atomics, for the injector's scenarios.
+pub use loom::sync::{atomic, Arc};
 pub use loom::thread;
 
 /// The shipped deque, shaped like the mutant builds for the scenarios.
@@ -57,6 +59,26 @@ pub mod deque {
 
     impl<T> Deref for Worker<T> {
         type Target = chase_lev_loom::Worker<T>;
+
+        fn deref(&self) -> &Self::Target {
+            &self.0
+        }
+    }
+
+    /// A shipped `Injector`.
+    pub struct Injector<T>(chase_lev_loom::Injector<T>);
+
+    impl<T> Injector<T> {
+        /// `Injector::new`; the shipped build has no mutant, so `mutant`
+        /// must be `None`.
+        pub fn new_mutant(mutant: Option<Mutant>) -> Self {
+            assert!(mutant.is_none(), "the shipped build has no mutant");
+            Injector(chase_lev_loom::Injector::new())
+        }
+    }
+
+    impl<T> Deref for Injector<T> {
+        type Target = chase_lev_loom::Injector<T>;
 
         fn deref(&self) -> &Self::Target {
             &self.0
