@@ -37,6 +37,10 @@ impl ModelDeque {
         }
     }
 
+    pub fn is_fifo(&self) -> bool {
+        self.fifo
+    }
+
     pub fn len(&self) -> usize {
         self.tasks.len()
     }
