@@ -75,6 +75,7 @@
 
 mod buffer;
 mod deque;
+mod injector;
 mod policy;
 mod steal;
 mod stealer;
@@ -82,6 +83,7 @@ mod sync;
 mod trace;
 mod worker;
 
+pub use injector::Injector;
 pub use steal::Steal;
 pub use stealer::Stealer;
 pub use worker::Worker;
@@ -93,3 +95,6 @@ pub use trace::take_thread_trace;
 
 #[cfg(all(test, not(chase_lev_loom)))]
 mod tests;
+
+#[cfg(all(test, not(chase_lev_loom)))]
+mod injector_tests;

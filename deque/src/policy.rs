@@ -8,7 +8,7 @@
 //! by their build scripts, never by a cargo feature) give `Policy` a field that
 //! selects one mutant, and expose `Mutant` to the tests.
 
-use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
+use crate::sync::Ordering::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
 
 #[cfg(chase_lev_mutants)]
 pub use mutants::Mutant;
@@ -54,11 +54,50 @@ mod mutants {
         SkipLastCas,
         /// A thief reads its slot after its CAS instead of before.
         ReadAfterCas,
+        /// The injector's push claims its slot with a CAS on the tail index that
+        /// succeeds with Relaxed instead of SeqCst.
+        InjectorPushCasSeqCst,
+        /// A push loads the tail index (and reads it back from a failed CAS)
+        /// relaxed instead of acquire.
+        InjectorTailIndexAcquire,
+        /// The push that installs a new block stores the tail index of the new
+        /// lap relaxed instead of release.
+        InjectorTailPublishRelease,
+        /// The push that installs a new block links it from the old one with a
+        /// relaxed store instead of release.
+        InjectorNextRelease,
+        /// A push marks its slot written with a relaxed RMW instead of release.
+        InjectorWriteRelease,
+        /// A steal loads the head index relaxed instead of acquire.
+        InjectorHeadIndexAcquire,
+        /// A steal loses its seq_cst fence before the load of the tail index.
+        InjectorStealFence,
+        /// A steal's CAS on the head index succeeds with Relaxed instead of
+        /// SeqCst.
+        InjectorHeadCasSeqCst,
+        /// The steal that moves the head to the next block loads the link to it
+        /// relaxed instead of acquire.
+        InjectorNextAcquire,
+        /// The steal that moves the head to the next block stores the head index
+        /// of the new lap relaxed instead of release.
+        InjectorHeadPublishRelease,
+        /// A steal checks that its slot is written with a relaxed load instead
+        /// of acquire.
+        InjectorWriteAcquire,
+        /// A steal marks its slot read with an acquire-only RMW instead of
+        /// acquire-release.
+        InjectorReadDoneRelease,
+        /// The thread that frees a block checks the other slots with relaxed
+        /// loads and RMWs instead of acquire (and acquire-release).
+        InjectorDestroyAcquire,
+        /// The block pointers of the head and the tail are stored and loaded
+        /// relaxed instead of release and acquire.
+        InjectorBlockPointerAcqRel,
     }
 
     impl Mutant {
         /// Every mutant, in the order the matrix prints them.
-        pub const ALL: [Mutant; 15] = [
+        pub const ALL: [Mutant; 29] = [
             Mutant::TakeFence,
             Mutant::StealFence,
             Mutant::PushFence,
@@ -74,6 +113,20 @@ mod mutants {
             Mutant::StealFromBottom,
             Mutant::SkipLastCas,
             Mutant::ReadAfterCas,
+            Mutant::InjectorPushCasSeqCst,
+            Mutant::InjectorTailIndexAcquire,
+            Mutant::InjectorTailPublishRelease,
+            Mutant::InjectorNextRelease,
+            Mutant::InjectorWriteRelease,
+            Mutant::InjectorHeadIndexAcquire,
+            Mutant::InjectorStealFence,
+            Mutant::InjectorHeadCasSeqCst,
+            Mutant::InjectorNextAcquire,
+            Mutant::InjectorHeadPublishRelease,
+            Mutant::InjectorWriteAcquire,
+            Mutant::InjectorReadDoneRelease,
+            Mutant::InjectorDestroyAcquire,
+            Mutant::InjectorBlockPointerAcqRel,
         ];
 
         /// The mutant's command-line name (`take-fence`, ...).
@@ -94,6 +147,20 @@ mod mutants {
                 Mutant::StealFromBottom => "steal-from-bottom",
                 Mutant::SkipLastCas => "skip-last-cas",
                 Mutant::ReadAfterCas => "read-after-cas",
+                Mutant::InjectorPushCasSeqCst => "injector-push-cas-seqcst",
+                Mutant::InjectorTailIndexAcquire => "injector-tail-index-acquire",
+                Mutant::InjectorTailPublishRelease => "injector-tail-publish-release",
+                Mutant::InjectorNextRelease => "injector-next-release",
+                Mutant::InjectorWriteRelease => "injector-write-release",
+                Mutant::InjectorHeadIndexAcquire => "injector-head-index-acquire",
+                Mutant::InjectorStealFence => "injector-steal-fence",
+                Mutant::InjectorHeadCasSeqCst => "injector-head-cas-seqcst",
+                Mutant::InjectorNextAcquire => "injector-next-acquire",
+                Mutant::InjectorHeadPublishRelease => "injector-head-publish-release",
+                Mutant::InjectorWriteAcquire => "injector-write-acquire",
+                Mutant::InjectorReadDoneRelease => "injector-read-done-release",
+                Mutant::InjectorDestroyAcquire => "injector-destroy-acquire",
+                Mutant::InjectorBlockPointerAcqRel => "injector-block-pointer-acqrel",
             }
         }
 
@@ -234,6 +301,106 @@ impl Policy {
     #[inline(always)]
     pub(crate) fn read_before_cas(self) -> bool {
         choose!(self, ReadAfterCas, true, false)
+    }
+
+    // ------------------------------------------------------------ injector --
+    // The injector's orderings (deque/src/injector.rs), each named after the
+    // step of proofs-notes/injector.md that needs it.
+
+    /// injector push: success ordering of the CAS that claims a slot.
+    #[inline(always)]
+    pub(crate) fn injector_push_cas_success(self) -> Ordering {
+        choose!(self, InjectorPushCasSeqCst, SeqCst, Relaxed)
+    }
+
+    /// injector push: loads of the tail index (and a failed CAS's reload).
+    #[inline(always)]
+    pub(crate) fn injector_tail_index_load(self) -> Ordering {
+        choose!(self, InjectorTailIndexAcquire, Acquire, Relaxed)
+    }
+
+    /// injector push: the store of the new lap's tail index.
+    #[inline(always)]
+    pub(crate) fn injector_tail_publish(self) -> Ordering {
+        choose!(self, InjectorTailPublishRelease, Release, Relaxed)
+    }
+
+    /// injector push: the store of the old block's link to the new one.
+    #[inline(always)]
+    pub(crate) fn injector_next_store(self) -> Ordering {
+        choose!(self, InjectorNextRelease, Release, Relaxed)
+    }
+
+    /// injector push: the RMW that marks a slot written.
+    #[inline(always)]
+    pub(crate) fn injector_write_mark(self) -> Ordering {
+        choose!(self, InjectorWriteRelease, Release, Relaxed)
+    }
+
+    /// injector steal: loads of the head index.
+    #[inline(always)]
+    pub(crate) fn injector_head_index_load(self) -> Ordering {
+        choose!(self, InjectorHeadIndexAcquire, Acquire, Relaxed)
+    }
+
+    /// injector steal: the fence before the load of the tail index.
+    #[inline(always)]
+    pub(crate) fn injector_steal_fence(self) -> Option<Ordering> {
+        choose!(self, InjectorStealFence, Some(SeqCst), None)
+    }
+
+    /// injector steal: success ordering of the CAS on the head index.
+    #[inline(always)]
+    pub(crate) fn injector_head_cas_success(self) -> Ordering {
+        choose!(self, InjectorHeadCasSeqCst, SeqCst, Relaxed)
+    }
+
+    /// injector steal: the load of the link to the next block.
+    #[inline(always)]
+    pub(crate) fn injector_next_load(self) -> Ordering {
+        choose!(self, InjectorNextAcquire, Acquire, Relaxed)
+    }
+
+    /// injector steal: the store of the new lap's head index.
+    #[inline(always)]
+    pub(crate) fn injector_head_publish(self) -> Ordering {
+        choose!(self, InjectorHeadPublishRelease, Release, Relaxed)
+    }
+
+    /// injector steal: the load that finds a slot written.
+    #[inline(always)]
+    pub(crate) fn injector_written_load(self) -> Ordering {
+        choose!(self, InjectorWriteAcquire, Acquire, Relaxed)
+    }
+
+    /// injector steal: the RMW that marks a slot read.
+    #[inline(always)]
+    pub(crate) fn injector_read_mark(self) -> Ordering {
+        choose!(self, InjectorReadDoneRelease, AcqRel, Acquire)
+    }
+
+    /// injector free: the load that checks whether a slot was read.
+    #[inline(always)]
+    pub(crate) fn injector_destroy_load(self) -> Ordering {
+        choose!(self, InjectorDestroyAcquire, Acquire, Relaxed)
+    }
+
+    /// injector free: the RMW that hands the free to a slot's reader.
+    #[inline(always)]
+    pub(crate) fn injector_destroy_mark(self) -> Ordering {
+        choose!(self, InjectorDestroyAcquire, AcqRel, Release)
+    }
+
+    /// injector: loads of the head's and the tail's block pointers.
+    #[inline(always)]
+    pub(crate) fn injector_block_load(self) -> Ordering {
+        choose!(self, InjectorBlockPointerAcqRel, Acquire, Relaxed)
+    }
+
+    /// injector: stores of the head's and the tail's block pointers.
+    #[inline(always)]
+    pub(crate) fn injector_block_store(self) -> Ordering {
+        choose!(self, InjectorBlockPointerAcqRel, Release, Relaxed)
     }
 }
 

@@ -17,19 +17,19 @@ compile_error!("a build is either a loom build or a shuttle build");
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 pub(crate) use std::sync::{
-    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
 #[cfg(chase_lev_loom)]
 pub(crate) use loom::sync::{
-    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
 #[cfg(chase_lev_shuttle)]
 pub(crate) use shuttle::sync::{
-    atomic::{fence, AtomicI64, AtomicPtr, Ordering},
+    atomic::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
@@ -104,6 +104,65 @@ impl<T> SlotCell<T> {
         // SAFETY: the cell is valid for writes and, by the caller, not
         // accessed concurrently (loom checks it).
         self.0.with_mut(|slot| unsafe { slot.write(value) })
+    }
+}
+
+/// One slot cell on its own, for the injector's blocks (`injector.rs`).
+impl<T> SlotCell<T> {
+    /// An empty slot (zeroed in the model and mutant builds, as `new_slots`).
+    #[cfg(not(chase_lev_loom))]
+    #[allow(dead_code)] // the std build allocates its blocks zeroed instead
+    pub(crate) fn new() -> SlotCell<T> {
+        #[cfg(chase_lev_mutants)]
+        let value = core::mem::MaybeUninit::zeroed();
+        #[cfg(not(chase_lev_mutants))]
+        let value = core::mem::MaybeUninit::uninit();
+        SlotCell(UnsafeSlotCell(core::cell::UnsafeCell::new(value)))
+    }
+
+    /// An empty slot, tracked by loom.
+    #[cfg(chase_lev_loom)]
+    pub(crate) fn new() -> SlotCell<T> {
+        SlotCell(UnsafeSlotCell::new(core::mem::MaybeUninit::zeroed()))
+    }
+
+    /// Called on each slot just before its memory is freed: under loom a
+    /// write access, so that a free that does not happen after every read of
+    /// the slot is a causality violation loom reports; nothing elsewhere.
+    #[inline(always)]
+    pub(crate) fn before_free(&mut self) {
+        #[cfg(chase_lev_loom)]
+        self.0.with_mut(|_| ());
+    }
+}
+
+// ---------------------------------------------------------------- waiting --
+
+/// One round of waiting for another thread to finish a step it has begun
+/// (the injector's short waits, `injector.rs`): a spin hint for the first
+/// rounds, then a yield. Under loom and shuttle every round yields, so that
+/// the model checker schedules the thread being waited for.
+#[inline]
+pub(crate) fn wait_round(round: u32) {
+    #[cfg(chase_lev_loom)]
+    {
+        let _ = round;
+        loom::thread::yield_now();
+    }
+    #[cfg(chase_lev_shuttle)]
+    {
+        let _ = round;
+        shuttle::thread::yield_now();
+    }
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    {
+        if round < 6 {
+            for _ in 0..(1u32 << round) {
+                core::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
     }
 }
 
