@@ -17,6 +17,7 @@
 mod concurrent;
 mod contenders;
 mod cpu_time;
+mod injector;
 mod interleaved;
 mod owner_paths;
 mod ratios;
@@ -157,6 +158,25 @@ fn bench_concurrent(
     group.finish();
 }
 
+/// Runs one injector scenario for chase-lev's and crossbeam-deque's.
+fn bench_injector(criterion: &mut Criterion, tasks: u64, scenario: injector::Scenario) {
+    fn one<C: injector::InjectorContender>(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        tasks: u64,
+        scenario: injector::Scenario,
+    ) {
+        group.bench_function(C::NAME, |bencher| {
+            bencher.iter_custom(|rounds| injector::run::<C>(scenario, tasks, rounds))
+        });
+    }
+    let mut group = criterion.benchmark_group(scenario.label());
+    group.throughput(Throughput::Elements(tasks));
+    group.sampling_mode(SamplingMode::Flat);
+    one::<injector::ChaseLevInjector>(&mut group, tasks, scenario);
+    one::<injector::CrossbeamInjector>(&mut group, tasks, scenario);
+    group.finish();
+}
+
 fn main() {
     let samples = env_number("CHASE_LEV_BENCH_SAMPLES", 10.0) as usize;
     let seconds = env_number("CHASE_LEV_BENCH_SECONDS", 1.0);
@@ -234,9 +254,14 @@ fn main() {
         Scenario::ProducerThreeThieves,
     );
 
+    for scenario in injector::SCENARIOS {
+        bench_injector(&mut criterion, tasks, scenario);
+    }
+
     single.final_summary();
     criterion.final_summary();
     ratios::print_ratio_table(&output, started);
+    ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
     interleaved::print_interleaved_table(interleaved_rounds);
     concurrent::print_retry_table();
 }

@@ -8,7 +8,8 @@
 //!   the benchmark's size; prints `WORKLOAD NANOSECONDS`. The timing covers
 //!   the parallel work only (not the input's generation, not the pool's
 //!   start-up). deque/benches/rayon_on_chase_lev.sh alternates the two builds.
-//!   WORKLOAD is one of `fib-join`, `fib-cutoff`, `sort`, `sum`.
+//!   WORKLOAD is one of `fib-join`, `fib-cutoff`, `sort`, `sum`, or
+//!   `fib-serial` (a control without rayon).
 
 use rayon::prelude::*;
 use std::process::ExitCode;
@@ -89,6 +90,20 @@ fn run(workload: &str, small: bool) -> Result<u128, String> {
             check(got == fib_expected(n), format!("fib_cutoff({n}) = {got}"))?;
             Ok(elapsed)
         }
+        "fib-serial" => {
+            // A control: fib_cutoff's leaves, with no rayon at all, to tell a
+            // difference in code generation between two builds from one in
+            // their deques.
+            let n = if small { 25 } else { 35 };
+            let start = Instant::now();
+            let got = fib_sequential(std::hint::black_box(n));
+            let elapsed = start.elapsed().as_nanos();
+            check(
+                got == fib_expected(n),
+                format!("fib_sequential({n}) = {got}"),
+            )?;
+            Ok(elapsed)
+        }
         "sort" => {
             let len = if small { 100_000 } else { 4_000_000 };
             let mut data = random_integers(len);
@@ -119,7 +134,7 @@ fn run(workload: &str, small: bool) -> Result<u128, String> {
     }
 }
 
-const WORKLOADS: [&str; 4] = ["fib-join", "fib-cutoff", "sort", "sum"];
+const WORKLOADS: [&str; 5] = ["fib-join", "fib-cutoff", "fib-serial", "sort", "sum"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -163,7 +178,7 @@ fn main() -> ExitCode {
             }
         },
         _ => {
-            eprintln!("usage: rayon-on-chase-lev check [--any-deque] | bench fib-join|fib-cutoff|sort|sum");
+            eprintln!("usage: rayon-on-chase-lev check [--any-deque] | bench fib-join|fib-cutoff|fib-serial|sort|sum");
             ExitCode::FAILURE
         }
     }
