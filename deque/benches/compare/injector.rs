@@ -133,6 +133,15 @@ struct Stage {
 /// Runs `rounds` rounds of `scenario`, `tasks` tasks each (split evenly
 /// between the producers), and returns their time, as `iter_custom` wants.
 pub fn run<C: InjectorContender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duration {
+    run_rounds::<C>(scenario, tasks, rounds).into_iter().sum()
+}
+
+/// As [`run`], returning each round's time.
+pub fn run_rounds<C: InjectorContender>(
+    scenario: Scenario,
+    tasks: u64,
+    rounds: u64,
+) -> Vec<Duration> {
     let queue = C::queue();
     let stage = Stage {
         round: CachePadded::new(AtomicU64::new(0)),
@@ -144,7 +153,7 @@ pub fn run<C: InjectorContender>(scenario: Scenario, tasks: u64, rounds: u64) ->
     let share = tasks / scenario.producers;
     let tasks = share * scenario.producers;
     let helpers = scenario.producers - 1 + scenario.consumers;
-    let mut total = Duration::ZERO;
+    let mut times = Vec::with_capacity(rounds as usize);
     std::thread::scope(|scope| {
         for _ in 1..scenario.producers {
             let (queue, stage) = (&queue, &stage);
@@ -171,7 +180,7 @@ pub fn run<C: InjectorContender>(scenario: Scenario, tasks: u64, rounds: u64) ->
             stage.round.store(round, Release);
             (0..share).for_each(|task| C::push(&queue, black_box(task)));
             wait_until(|| stage.finished.load(Acquire) == helpers);
-            total += start.elapsed();
+            times.push(start.elapsed());
         }
         stage.quit.store(true, Release);
     });
@@ -181,7 +190,85 @@ pub fn run<C: InjectorContender>(scenario: Scenario, tasks: u64, rounds: u64) ->
         "{}: a task was lost or duplicated",
         C::NAME
     );
-    total
+    times
+}
+
+/// The same scenarios with the two injectors taking turns, `ROUNDS_PER_TURN`
+/// rounds at a time, `turns` turns each (who goes first alternates), so that
+/// both see the same moments of a shared machine; prints each one's median
+/// and fastest round per task and the ratios. On a busy 2-core machine this
+/// is steadier than criterion's separate runs of each.
+pub fn print_interleaved_table(tasks: u64, turns: u64) {
+    const ROUNDS_PER_TURN: u64 = 10;
+    if turns == 0 {
+        return;
+    }
+    println!();
+    println!(
+        "Injector, interleaved: {turns} turns of {ROUNDS_PER_TURN} rounds of {tasks} tasks each, \
+         ns per task (wall-clock), median and fastest round; below 1 means chase-lev is faster:"
+    );
+    const WIDTHS: [usize; 7] = [37, 16, 22, 16, 22, 16, 16];
+    crate::ratios::print_row(
+        &[
+            "benchmark",
+            "chase-lev median",
+            "crossbeam-deque median",
+            "chase-lev best",
+            "crossbeam-deque best",
+            "median ratio",
+            "best ratio",
+        ],
+        &WIDTHS,
+    );
+    crate::ratios::print_separator(&WIDTHS);
+    for scenario in SCENARIOS {
+        let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+        for turn in 0..turns {
+            if turn % 2 == 0 {
+                mine.extend(run_rounds::<ChaseLevInjector>(
+                    scenario,
+                    tasks,
+                    ROUNDS_PER_TURN,
+                ));
+                theirs.extend(run_rounds::<CrossbeamInjector>(
+                    scenario,
+                    tasks,
+                    ROUNDS_PER_TURN,
+                ));
+            } else {
+                theirs.extend(run_rounds::<CrossbeamInjector>(
+                    scenario,
+                    tasks,
+                    ROUNDS_PER_TURN,
+                ));
+                mine.extend(run_rounds::<ChaseLevInjector>(
+                    scenario,
+                    tasks,
+                    ROUNDS_PER_TURN,
+                ));
+            }
+        }
+        let per_task = |times: &mut Vec<Duration>| {
+            times.sort_unstable();
+            let ns = |d: Duration| d.as_nanos() as f64 / tasks as f64;
+            (ns(times[times.len() / 2]), ns(times[0]))
+        };
+        let ((mine_median, mine_best), (theirs_median, theirs_best)) =
+            (per_task(&mut mine), per_task(&mut theirs));
+        crate::ratios::print_row(
+            &[
+                scenario.label().to_string(),
+                format!("{mine_median:.2}"),
+                format!("{theirs_median:.2}"),
+                format!("{mine_best:.2}"),
+                format!("{theirs_best:.2}"),
+                format!("{:.2}", mine_median / theirs_median),
+                format!("{:.2}", mine_best / theirs_best),
+            ],
+            &WIDTHS,
+        );
+    }
 }
 
 /// A helper thread's life: `work` once per round, until told to quit.

@@ -12,7 +12,10 @@
 //! - `CHASE_LEV_BENCH_TASKS`: tasks per round of the concurrent scenarios
 //!   (default 10000);
 //! - `CHASE_LEV_BENCH_ROUNDS`: rounds per deque of the interleaved table
-//!   printed last (default 400; see `interleaved.rs`).
+//!   (default 400; see `interleaved.rs`);
+//! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
+//!   scenario in the interleaved injector table (default 30; see
+//!   `injector.rs`; 0 skips it).
 
 mod concurrent;
 mod contenders;
@@ -183,6 +186,7 @@ fn main() {
     let warmup = env_number("CHASE_LEV_BENCH_WARMUP", 0.3);
     let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
     let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
+    let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 30.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
@@ -262,6 +266,7 @@ fn main() {
     criterion.final_summary();
     ratios::print_ratio_table(&output, started);
     ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
+    injector::print_interleaved_table(tasks, injector_turns);
     interleaved::print_interleaved_table(interleaved_rounds);
     concurrent::print_retry_table();
 }
