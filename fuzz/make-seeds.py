@@ -58,6 +58,12 @@ OPERATIONS = {  # name -> fields, in declaration order
     "CloneStealer": ["stealer"],
     "DropStealer": ["stealer"],
     "DropWorker": ["worker"],
+    "InjectorPush": [],
+    "InjectorPushMany": ["count"],
+    "InjectorSteal": [],
+    "InjectorStealBatch": ["dest", "limit"],
+    "InjectorStealBatchAndPop": ["dest", "limit"],
+    "DropInjector": [],
 }
 
 
@@ -155,6 +161,25 @@ OPS_SEEDS = {
         operation("StealBatchAndPop", 0, 1, None),
         operation("PopMany", 0, 60),
         operation("StealOne", 0),
+    ]),
+    # The injector across block ends (63 tasks a block): batches into a
+    # LIFO worker, a bounded FIFO one until full, single steals at the block
+    # end, and a drop with tasks in two blocks.
+    "injector-across-blocks": ops_input("Boxed", constructor("NewLifo"),
+        [constructor("FifoBounded", 5)], [
+        operation("InjectorPushMany", 130),
+        operation("InjectorStealBatch", 0, None),
+        operation("InjectorStealBatchAndPop", 1, 3),
+        operation("InjectorStealBatch", 1, None),
+        operation("InjectorStealBatch", 1, 1),
+        operation("InjectorStealBatchAndPop", 1, None),
+        operation("PopMany", 0, 40),
+        operation("InjectorStealBatch", 0, 200),
+        operation("InjectorSteal"),
+        operation("InjectorPushMany", 40),
+        operation("DropInjector"),
+        operation("InjectorPush"),
+        operation("InjectorStealBatchAndPop", 0, None),
     ]),
 }
 

@@ -78,29 +78,52 @@ struct BatchCase {
 /// What a batch steal did: its result, then the destination's pops in order.
 type Outcome = (Option<Option<usize>>, Vec<usize>, usize);
 
+/// A batch steal's result as `Some(stolen)` (with the returned task, if
+/// any), or `None` for `Retry`; for crossbeam's `Steal` and ours alike.
+macro_rules! unit {
+    ($steal:ident, $attempt:expr) => {
+        match $attempt {
+            $steal::Steal::Success(()) => Some(Some(None)),
+            $steal::Steal::Empty => Some(None),
+            $steal::Steal::Retry => None,
+        }
+    };
+}
+
+macro_rules! task {
+    ($steal:ident, $attempt:expr) => {
+        match $attempt {
+            $steal::Steal::Success(task) => Some(Some(Some(task))),
+            $steal::Steal::Empty => Some(None),
+            $steal::Steal::Retry => None,
+        }
+    };
+}
+
 fn crossbeams(case: BatchCase) -> Outcome {
     use crossbeam_deque as cb;
     let injector = cb::Injector::new();
     (0..case.before).for_each(|task| injector.push(task));
     for _ in 0..case.stolen_first {
-        assert!(injector.steal().is_success());
+        while !injector.steal().is_success() {}
     }
     let dest = if case.fifo {
         cb::Worker::new_fifo()
     } else {
         cb::Worker::new_lifo()
     };
-    let result = match (case.and_pop, case.limit) {
-        (false, None) => injector.steal_batch(&dest).success().map(|()| None),
-        (false, Some(limit)) => injector
-            .steal_batch_with_limit(&dest, limit)
-            .success()
-            .map(|()| None),
-        (true, None) => injector.steal_batch_and_pop(&dest).success().map(Some),
-        (true, Some(limit)) => injector
-            .steal_batch_with_limit_and_pop(&dest, limit)
-            .success()
-            .map(Some),
+    // `Retry` changes nothing (crossbeam's CAS is a weak one, which miri
+    // makes fail at random): try again.
+    let result = loop {
+        let attempt = match (case.and_pop, case.limit) {
+            (false, None) => unit!(cb, injector.steal_batch(&dest)),
+            (false, Some(limit)) => unit!(cb, injector.steal_batch_with_limit(&dest, limit)),
+            (true, None) => task!(cb, injector.steal_batch_and_pop(&dest)),
+            (true, Some(limit)) => task!(cb, injector.steal_batch_with_limit_and_pop(&dest, limit)),
+        };
+        if let Some(result) = attempt {
+            break result;
+        }
     };
     let popped = std::iter::from_fn(|| dest.pop()).collect();
     (result, popped, injector.len())
@@ -117,17 +140,18 @@ fn ours(case: BatchCase) -> Outcome {
     } else {
         Worker::new_lifo()
     };
-    let result = match (case.and_pop, case.limit) {
-        (false, None) => injector.steal_batch(&dest).success().map(|()| None),
-        (false, Some(limit)) => injector
-            .steal_batch_with_limit(&dest, limit)
-            .success()
-            .map(|()| None),
-        (true, None) => injector.steal_batch_and_pop(&dest).success().map(Some),
-        (true, Some(limit)) => injector
-            .steal_batch_with_limit_and_pop(&dest, limit)
-            .success()
-            .map(Some),
+    // `Retry` changes nothing (crossbeam's CAS is a weak one, which miri
+    // makes fail at random): try again.
+    let result = loop {
+        let attempt = match (case.and_pop, case.limit) {
+            (false, None) => unit!(crate, injector.steal_batch(&dest)),
+            (false, Some(limit)) => unit!(crate, injector.steal_batch_with_limit(&dest, limit)),
+            (true, None) => task!(crate, injector.steal_batch_and_pop(&dest)),
+            (true, Some(limit)) => task!(crate, injector.steal_batch_with_limit_and_pop(&dest, limit)),
+        };
+        if let Some(result) = attempt {
+            break result;
+        }
     };
     let popped = std::iter::from_fn(|| dest.pop()).collect();
     (result, popped, injector.len())
@@ -136,12 +160,22 @@ fn ours(case: BatchCase) -> Outcome {
 #[test]
 fn injector_batch_steals_move_what_crossbeams_move_in_the_same_order() {
     let mut cases = 0;
-    for before in [0, 1, 2, 3, 5, 8, 40, 62, 63, 64, 65, 100, 126, 127, 200] {
-        for stolen_first in [0, 1, 30, 61, 62, 63, 64] {
+    // Fewer under miri, still around both ends of a block.
+    let (befores, stolen, limits): (&[usize], &[usize], &[Option<usize>]) = if cfg!(miri) {
+        (&[0, 1, 3, 63, 64, 127], &[0, 1, 62], &[None, Some(2)])
+    } else {
+        (
+            &[0, 1, 2, 3, 5, 8, 40, 62, 63, 64, 65, 100, 126, 127, 200],
+            &[0, 1, 30, 61, 62, 63, 64],
+            &[None, Some(1), Some(2), Some(7), Some(usize::MAX)],
+        )
+    };
+    for &before in befores {
+        for &stolen_first in stolen {
             if stolen_first > before {
                 continue;
             }
-            for limit in [None, Some(1), Some(2), Some(7), Some(usize::MAX)] {
+            for &limit in limits {
                 for and_pop in [false, true] {
                     for fifo in [false, true] {
                         let case = BatchCase {
@@ -158,7 +192,7 @@ fn injector_batch_steals_move_what_crossbeams_move_in_the_same_order() {
             }
         }
     }
-    assert!(cases > 1000);
+    assert!(cases >= if cfg!(miri) { 100 } else { 1000 });
 }
 
 #[test]

@@ -383,12 +383,15 @@ fn mutant_names(policy: &str) -> Vec<String> {
 /// The rows of the matrix table in `obligations.md`, as (mutant, verdict)
 /// with any `*expected:*` marker kept in the verdict.
 fn table_rows(obligations: &str) -> Vec<(String, String)> {
-    let start = obligations
-        .find("<!-- matrix-table")
-        .expect("the matrix table's start marker");
-    let end = obligations
-        .find("<!-- end matrix-table -->")
-        .expect("the matrix table's end marker");
+    marked_table_rows(obligations, "matrix-table")
+}
+
+/// The rows of the table between `<!-- {marker}` and `<!-- end {marker} -->`.
+fn marked_table_rows(note: &str, marker: &str) -> Vec<(String, String)> {
+    let (start, end) = (format!("<!-- {marker}"), format!("<!-- end {marker} -->"));
+    let start = note.find(&start).expect("the matrix table's start marker");
+    let end = note.find(&end).expect("the matrix table's end marker");
+    let obligations = note;
     obligations[start..end]
         .lines()
         .filter(|line| line.starts_with("| `"))
@@ -446,11 +449,35 @@ fn every_atomic_operation_has_an_ordering_comment() {
 #[test]
 fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
     let policy = fs::read_to_string(workspace().join("deque/src/policy.rs")).expect("policy.rs");
-    let names = mutant_names(&policy);
+    let (injector_names, names): (Vec<String>, Vec<String>) = mutant_names(&policy)
+        .into_iter()
+        .partition(|name| name.starts_with("injector-"));
     assert_eq!(
         names.len(),
         15,
-        "expected the 15 mutants of Mutant::name, found {names:?}"
+        "expected the deque's 15 mutants of Mutant::name, found {names:?}"
+    );
+    assert_eq!(
+        injector_names.len(),
+        14,
+        "expected the injector's 14 mutants of Mutant::name, found {injector_names:?}"
+    );
+    // The injector's mutants are argued in their own note.
+    let injector = note("injector.md").expect("proofs-notes/injector.md");
+    let injector_sections = anchors(&injector);
+    for name in &injector_names {
+        assert!(
+            injector_sections.contains(name),
+            "injector.md has no section `## {name}`"
+        );
+    }
+    let injector_rows: Vec<String> = marked_table_rows(&injector, "injector-matrix-table")
+        .into_iter()
+        .map(|(mutant, _)| mutant)
+        .collect();
+    assert_eq!(
+        injector_rows, injector_names,
+        "injector.md's matrix table's rows must be its mutants, in Mutant::ALL's order"
     );
     let obligations = note("obligations.md").expect("proofs-notes/obligations.md");
     let sections = anchors(&obligations);
@@ -481,7 +508,9 @@ fn the_obligations_table_agrees_with_the_mutation_matrix() {
         )
     });
     let obligations = note("obligations.md").expect("proofs-notes/obligations.md");
-    let table = table_rows(&obligations);
+    let injector = note("injector.md").expect("proofs-notes/injector.md");
+    let mut table = table_rows(&obligations);
+    table.extend(marked_table_rows(&injector, "injector-matrix-table"));
     let mut disagreements = Vec::new();
     for line in matrix
         .lines()

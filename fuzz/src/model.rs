@@ -53,6 +53,10 @@ impl ModelDeque {
         self.bound
     }
 
+    pub fn is_fifo(&self) -> bool {
+        self.fifo
+    }
+
     /// Room left before a bounded deque refuses a push (`None`: unbounded).
     pub fn room(&self) -> Option<usize> {
         self.bound.map(|bound| bound - self.len())
@@ -181,5 +185,54 @@ mod tests {
     #[test]
     fn a_batch_from_an_empty_victim_is_empty() {
         assert_eq!(batch_size(0, 32, true, None), 0);
+    }
+}
+
+/// The injector's model: a FIFO queue, and the two counters that decide
+/// crossbeam's batch sizes (the injector's blocks hold 63 tasks each).
+#[derive(Debug, Default)]
+pub struct ModelInjector {
+    tasks: VecDeque<u64>,
+    pushed: usize,
+    stolen: usize,
+}
+
+/// Tasks per block of the injector (crossbeam-deque's `BLOCK_CAP`).
+const INJECTOR_BLOCK: usize = 63;
+
+impl ModelInjector {
+    pub fn push(&mut self, id: u64) {
+        self.tasks.push_back(id);
+        self.pushed += 1;
+    }
+
+    pub fn steal(&mut self) -> Option<u64> {
+        let task = self.tasks.pop_front();
+        self.stolen += usize::from(task.is_some());
+        task
+    }
+
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn tasks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tasks.iter().copied()
+    }
+
+    /// How many tasks a batch steal with `limit` claims before the
+    /// destination's room is applied (crossbeam-deque 0.8's rule): the rest
+    /// of the oldest block if the newest task is in a later block, else half
+    /// of the tasks rounded up; at most `limit`; 0 when empty.
+    pub fn batch_size(&self, limit: usize) -> usize {
+        if self.tasks.is_empty() {
+            return 0;
+        }
+        let (head, tail) = (self.stolen, self.pushed);
+        if head / INJECTOR_BLOCK != tail / INJECTOR_BLOCK {
+            (INJECTOR_BLOCK - head % INJECTOR_BLOCK).min(limit)
+        } else {
+            self.tasks.len().div_ceil(2).min(limit)
+        }
     }
 }

@@ -16,11 +16,11 @@
 use std::fmt::Debug;
 
 use arbitrary::Arbitrary;
-use chase_lev::{Steal, Stealer, Worker};
+use chase_lev::{Injector, Steal, Stealer, Worker};
 
 use crate::constructor::Constructor;
 use crate::drop_log;
-use crate::model::{batch_size, ModelDeque, DEFAULT_BATCH_LIMIT};
+use crate::model::{batch_size, ModelDeque, ModelInjector, DEFAULT_BATCH_LIMIT};
 use crate::tracked_task::{
     assert_is, expected_id, BoxedTask, OddSizedTask, TaskKind, TrackedTask, WordTask, ZeroSizedTask,
 };
@@ -101,6 +101,26 @@ pub enum Operation {
     DropWorker {
         worker: u8,
     },
+    /// `Injector::push` on the harness's one injector.
+    InjectorPush,
+    /// `count` times `InjectorPush`: reaches block ends (63 tasks) quickly.
+    InjectorPushMany {
+        count: u8,
+    },
+    InjectorSteal,
+    /// `Injector::steal_batch` (limit `None`) or `steal_batch_with_limit`
+    /// (0 is read as 1) into a worker.
+    InjectorStealBatch {
+        dest: u8,
+        limit: Option<u8>,
+    },
+    /// `Injector::steal_batch_and_pop` or `steal_batch_with_limit_and_pop`.
+    InjectorStealBatchAndPop {
+        dest: u8,
+        limit: Option<u8>,
+    },
+    /// Drops the injector (it drops its tasks) and starts a new one.
+    DropInjector,
 }
 
 /// Runs one input; panics on the first difference from the model.
@@ -125,6 +145,9 @@ struct Harness<T> {
     deques: Vec<Deque<T>>,
     /// Each stealer with the index of its deque.
     stealers: Vec<(usize, Stealer<T>)>,
+    /// The injector and its model.
+    injector: Injector<T>,
+    injector_model: ModelInjector,
     next_id: u64,
     /// What the current step is, for failure messages.
     context: String,
@@ -137,6 +160,8 @@ impl<T: TrackedTask + Debug> Harness<T> {
         let mut harness = Harness::<T> {
             deques: Vec::new(),
             stealers: Vec::new(),
+            injector: Injector::new(),
+            injector_model: ModelInjector::default(),
             next_id: 0,
             context: String::from("construction"),
         };
@@ -174,6 +199,7 @@ impl<T: TrackedTask + Debug> Harness<T> {
                 harness.drop_worker(index);
             }
         }
+        harness.drop_injector();
     }
 
     fn apply(&mut self, operation: Operation) {
@@ -233,7 +259,97 @@ impl<T: TrackedTask + Debug> Harness<T> {
             }),
             Operation::DropStealer { stealer } => self.with_stealer(stealer, Self::drop_stealer),
             Operation::DropWorker { worker } => self.with_worker(worker, Self::drop_worker),
+            Operation::InjectorPush => self.injector_push(),
+            Operation::InjectorPushMany { count } => (0..count).for_each(|_| self.injector_push()),
+            Operation::InjectorSteal => self.injector_steal(),
+            Operation::InjectorStealBatch { dest, limit } => {
+                self.with_worker(dest, |this, dest| this.injector_batch(dest, limit, false))
+            }
+            Operation::InjectorStealBatchAndPop { dest, limit } => {
+                self.with_worker(dest, |this, dest| this.injector_batch(dest, limit, true))
+            }
+            Operation::DropInjector => {
+                self.drop_injector();
+                self.injector = Injector::new();
+                self.injector_model = ModelInjector::default();
+            }
         }
+    }
+
+    fn injector_push(&mut self) {
+        let (id, task) = self.new_task();
+        self.injector.push(task);
+        self.injector_model.push(id);
+    }
+
+    fn injector_steal(&mut self) {
+        let expected = self.injector_model.steal();
+        match (expected, self.injector.steal()) {
+            (None, Steal::Empty) => {}
+            (Some(id), Steal::Success(task)) => self.take_back(task, id, "injector steal"),
+            (expected, actual) => panic!(
+                "{}: the injector's steal returned {actual:?}, the model says task {expected:?}",
+                self.context
+            ),
+        }
+    }
+
+    /// The injector's batch steals, checked against crossbeam's batch size
+    /// (`ModelInjector::batch_size`), clipped to the destination's room; the
+    /// destination then pops the oldest moved task first, whatever its
+    /// flavour.
+    fn injector_batch(&mut self, dest: usize, limit: Option<u8>, keep_first: bool) {
+        let default = DEFAULT_BATCH_LIMIT + usize::from(keep_first);
+        let limit_used = limit.map_or(default, |limit| usize::from(limit).max(1));
+        let wanted = self.injector_model.batch_size(limit_used);
+        let room = self.deques[dest].model.room().unwrap_or(usize::MAX);
+        let moved = wanted.saturating_sub(usize::from(keep_first)).min(room);
+        let count = if wanted == 0 { 0 } else { moved + usize::from(keep_first) };
+        let taken: Vec<u64> = (0..count)
+            .map(|_| self.injector_model.steal().expect("within len"))
+            .collect();
+        let (kept, to_dest) = match keep_first {
+            true => (taken.first().copied(), taken.get(1..).unwrap_or(&[])),
+            false => (None, &taken[..]),
+        };
+        let fifo = self.deques[dest].model.is_fifo();
+        if fifo {
+            to_dest.iter().for_each(|&id| self.deques[dest].model.push(id));
+        } else {
+            to_dest.iter().rev().for_each(|&id| self.deques[dest].model.push(id));
+        }
+        let expected = (count > 0).then_some(kept);
+        let destination = self.deques[dest].worker.as_ref().expect("a live worker");
+        let actual: Steal<Option<T>> = match (keep_first, limit) {
+            (false, None) => self.injector.steal_batch(destination).map_success(|()| None),
+            (false, Some(_)) => self
+                .injector
+                .steal_batch_with_limit(destination, limit_used)
+                .map_success(|()| None),
+            (true, None) => self.injector.steal_batch_and_pop(destination).map_success(Some),
+            (true, Some(_)) => self
+                .injector
+                .steal_batch_with_limit_and_pop(destination, limit_used)
+                .map_success(Some),
+        };
+        match (expected, actual) {
+            (None, Steal::Empty) | (Some(None), Steal::Success(None)) => {}
+            (Some(Some(id)), Steal::Success(Some(task))) => {
+                self.take_back(task, id, "injector batch kept")
+            }
+            (expected, actual) => panic!(
+                "{}: the injector's batch steal returned {actual:?}, the model says {expected:?}",
+                self.context
+            ),
+        }
+    }
+
+    /// Drops the injector; exactly its model's tasks are dropped, oldest first.
+    fn drop_injector(&mut self) {
+        let left: Vec<u64> = self.injector_model.tasks().collect();
+        drop(std::mem::replace(&mut self.injector, Injector::new()));
+        self.expect_drops(left.into_iter());
+        self.injector_model = ModelInjector::default();
     }
 
     /// Calls `action` with the index of the `choice`-th live worker, if any.
@@ -429,6 +545,18 @@ impl<T: TrackedTask + Debug> Harness<T> {
     /// `len`, `is_empty`, `capacity` and `bound` of every handle against the
     /// model.
     fn check_every_handle(&self) {
+        assert_eq!(
+            self.injector.len(),
+            self.injector_model.len(),
+            "{}: the injector's len",
+            self.context
+        );
+        assert_eq!(
+            self.injector.is_empty(),
+            self.injector_model.len() == 0,
+            "{}: the injector's is_empty",
+            self.context
+        );
         for (index, deque) in self.deques.iter().enumerate() {
             let Some(worker) = &deque.worker else {
                 continue;

@@ -141,5 +141,75 @@ pub fn lesson(mutant: Mutant) -> Lesson {
                   keep retired buffers). So the order of read and CAS no longer matters \
                   (proofs-notes/obligations.md#read-after-cas).",
         },
+        Mutant::InjectorPushCasSeqCst => Lesson {
+            change: "the injector's push claims its slot with a Relaxed CAS instead of SeqCst",
+            litmus: "store buffering (SB) with a client that uses SeqCst accesses, no fence",
+            why: "The claim's atomicity does not depend on it. Its SeqCst puts the push in the single total order, so that a steal whose SeqCst fence comes later sees it even when the client's own half of a handshake is a SeqCst load with no fence. Loom treats SeqCst loads and stores as acquire/release, so it cannot show that outcome; the argument is in proofs-notes/injector.md#injector-push-cas-seqcst.",
+        },
+        Mutant::InjectorTailIndexAcquire => Lesson {
+            change: "a push loads the tail index relaxed instead of acquire",
+            litmus: "message passing (MP) of the new block pointer",
+            why: "The push that installs a block stores the block pointer and then the new lap's index (release). A push that reads that index relaxed may still load the old block pointer and write its task into the old block's slot of the same offset, a slot that belongs to another task.",
+        },
+        Mutant::InjectorTailPublishRelease => Lesson {
+            change: "the installing push stores the new lap's tail index relaxed instead of release",
+            litmus: "message passing (MP) of the new block pointer",
+            why: "The sending half of the same message: without release, a push that reads the new index with acquire does not see the new block pointer and writes into the old block.",
+        },
+        Mutant::InjectorNextRelease => Lesson {
+            change: "the installing push links the new block with a relaxed store instead of release",
+            litmus: "message passing (MP) of a new block's initial state",
+            why: "The steal that moves the head into the new block follows this link and then uses the block's slots. Without release it is not ordered after the block's allocation and initialisation.",
+        },
+        Mutant::InjectorWriteRelease => Lesson {
+            change: "a push marks its slot written with a relaxed RMW instead of release",
+            litmus: "message passing (MP)",
+            why: "The steal waits for the WRITE bit and then reads the task: the release RMW is what makes the task's bytes visible with the bit, so without it the steal reads a slot whose write it has not seen.",
+        },
+        Mutant::InjectorHeadIndexAcquire => Lesson {
+            change: "a steal loads the head index relaxed instead of acquire",
+            litmus: "message passing (MP) of the new block pointer; write-to-read causality",
+            why: "The steal that moves the head to a new block stores the block pointer and then the index (release). A steal that reads that index relaxed may load the old block pointer and read the old block's slot for a position of the new one. The acquire also carries what earlier steals saw of the tail.",
+        },
+        Mutant::InjectorStealFence => Lesson {
+            change: "a steal loses its SeqCst fence before its load of the tail index",
+            litmus: "store buffering (SB)",
+            why: "A client pushes and then, behind a SeqCst fence, reads a flag; another sets the flag and steals. Without the steal's fence both can miss the other's write: the pusher sees no flag and the steal loads an old tail and reports Empty, a lost wake-up in a scheduler.",
+        },
+        Mutant::InjectorHeadCasSeqCst => Lesson {
+            change: "a steal's CAS on the head index succeeds with Relaxed instead of SeqCst",
+            litmus: "write-to-read causality (WRC)",
+            why: "The CAS still lets only one steal claim each position. Its release half hands what the stealer saw of the tail to a steal that reads this head: without it, a steal can see that another steal took task 1 and still load the tail from before task 2, and report Empty.",
+        },
+        Mutant::InjectorNextAcquire => Lesson {
+            change: "the steal that moves the head loads the link to the next block relaxed instead of acquire",
+            litmus: "message passing (MP) of a new block's initial state",
+            why: "The receiving half of the link's publication: without acquire the steal may use the new block before its allocation is visible to it.",
+        },
+        Mutant::InjectorHeadPublishRelease => Lesson {
+            change: "the steal that moves the head stores the new lap's head index relaxed instead of release",
+            litmus: "message passing (MP) of the new block pointer",
+            why: "A steal that reads the new lap's head index with acquire must also read the new block pointer; without release it may read the old one and take a slot of the old block for a position of the new one.",
+        },
+        Mutant::InjectorWriteAcquire => Lesson {
+            change: "a steal checks its slot's WRITE bit with a relaxed load instead of acquire",
+            litmus: "message passing (MP)",
+            why: "The receiving half of the task's publication: the steal can see the bit and still not see the task's bytes.",
+        },
+        Mutant::InjectorReadDoneRelease => Lesson {
+            change: "a steal marks its slot read with an acquire-only RMW instead of acquire-release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "The thread that frees the block reads the READ bit with acquire: only a release mark orders the steal's read of its slot before the free.",
+        },
+        Mutant::InjectorDestroyAcquire => Lesson {
+            change: "the freer checks the other slots relaxed instead of acquire",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "The receiving half: a relaxed check of the READ bit does not order the reader's last access to its slot before the free.",
+        },
+        Mutant::InjectorBlockPointerAcqRel => Lesson {
+            change: "the head's and tail's block pointers are stored and loaded relaxed",
+            litmus: "load buffering (LB)",
+            why: "A thread loads the index, then the block pointer, then claims the index with a CAS; the index's own acquire/release already orders the block pointer of the index it read. The block pointer's ordering matters only if the load could read a pointer stored after a CAS that follows it, which needs load buffering (proofs-notes/injector.md#injector-block-pointer-acqrel).",
+        },
     }
 }

@@ -22,13 +22,20 @@ pub enum Argument {
     ArguedSafe(&'static str),
     /// The bug needs load buffering, which loom and miri never produce.
     NeedsLoadBuffering(&'static str),
+    /// What the ordering protects is the single total order of SeqCst
+    /// operations as seen by clients that use SeqCst loads and stores (not
+    /// fences); loom models those as acquire/release, so it cannot show the
+    /// bug.
+    NeedsSeqCstAccesses(&'static str),
 }
 
 impl Argument {
     /// The `proofs-notes/` anchor of the argument.
     pub fn anchor(self) -> &'static str {
         match self {
-            Argument::ArguedSafe(anchor) | Argument::NeedsLoadBuffering(anchor) => anchor,
+            Argument::ArguedSafe(anchor)
+            | Argument::NeedsLoadBuffering(anchor)
+            | Argument::NeedsSeqCstAccesses(anchor) => anchor,
         }
     }
 }
@@ -73,6 +80,21 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         // steal (pinned, or kept by the model build).
         Mutant::ReadAfterCas => Some(Argument::ArguedSafe(
             "proofs-notes/obligations.md#read-after-cas",
+        )),
+        // The injector (proofs-notes/injector.md). Its CASes claim
+        // positions by atomicity alone; their SeqCst places pushes and steals
+        // in the single total order for clients that use SeqCst accesses,
+        // which loom models as acquire/release.
+        Mutant::InjectorPushCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
+            "proofs-notes/injector.md#injector-push-cas-seqcst",
+        )),
+        Mutant::InjectorHeadCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
+            "proofs-notes/injector.md#injector-head-cas-seqcst",
+        )),
+        // The block pointer's own release/acquire only rules out reading a
+        // pointer stored after a later CAS: a load-buffering cycle.
+        Mutant::InjectorBlockPointerAcqRel => Some(Argument::NeedsLoadBuffering(
+            "proofs-notes/injector.md#injector-block-pointer-acqrel",
         )),
         _ => None,
     }
@@ -256,7 +278,8 @@ pub fn run_matrix(
 }
 
 impl Row {
-    /// `killed`, `argued safe`, `needs load buffering`, or `SURVIVED (gap)`.
+    /// `killed`, `argued safe`, `needs load buffering`, `needs SeqCst
+    /// accesses`, or `SURVIVED (gap)`.
     pub fn verdict(&self) -> &'static str {
         match &self.loom {
             LoomVerdict::Killed { .. } => "killed",
@@ -268,6 +291,10 @@ impl Row {
                 argument: Some(Argument::NeedsLoadBuffering(_)),
                 ..
             } => "needs load buffering",
+            LoomVerdict::Survived {
+                argument: Some(Argument::NeedsSeqCstAccesses(_)),
+                ..
+            } => "needs SeqCst accesses",
             LoomVerdict::Survived { argument: None, .. } => "SURVIVED (gap)",
         }
     }

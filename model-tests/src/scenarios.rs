@@ -10,8 +10,9 @@
 //! accepted above it. Loom adds its own checks: no `Arc` leaked (the deque's
 //! shared state must be freed by the last handle), no deadlock.
 
-use super::deque::{Mutant, Steal, Stealer, Worker};
-use super::thread;
+use super::atomic::{fence, AtomicBool, Ordering};
+use super::deque::{Injector, Mutant, Steal, Stealer, Worker};
+use super::{thread, Arc};
 use crate::evidence::{self, Failure};
 use crate::ledger::{self, Mark, Task};
 
@@ -20,7 +21,8 @@ use crate::ledger::{self, Mark, Task};
 pub struct Scenario {
     /// Its name, as the test and the matrix print it.
     pub name: &'static str,
-    /// Which of the issue's scenario families (1 to 7) it belongs to.
+    /// Which of the issue's scenario families (1 to 7) it belongs to; 8 is
+    /// the injector's.
     pub family: u8,
     /// Threads in the model, the main thread (the owner) included.
     pub threads: usize,
@@ -138,6 +140,76 @@ pub const ALL: &[Scenario] = &[
         threads: 3,
         preemption_bound: Some(4),
         body: fifo_pop_pop_against_two_thieves,
+    },
+    Scenario {
+        name: "injector_push_push_against_steal_steal",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_push_push_against_steal_steal,
+    },
+    Scenario {
+        name: "injector_steal_batch_into_a_lifo_worker_against_a_steal",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steal_batch_into_a_lifo_worker_against_a_steal,
+    },
+    Scenario {
+        name: "injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push,
+    },
+    Scenario {
+        name: "injector_steals_across_a_block_end_free_the_old_block",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steals_across_a_block_end_free_the_old_block,
+    },
+    Scenario {
+        name: "injector_dropped_with_tasks_in_two_blocks_while_a_thief_steals",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_dropped_with_tasks_in_two_blocks_while_a_thief_steals,
+    },
+    Scenario {
+        name: "injector_steal_that_misses_a_push_is_seen_by_the_pusher",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steal_that_misses_a_push_is_seen_by_the_pusher,
+    },
+    Scenario {
+        name: "injector_pushes_race_across_a_block_end",
+        family: 8,
+        threads: 3,
+        preemption_bound: Some(3),
+        body: injector_pushes_race_across_a_block_end,
+    },
+    Scenario {
+        name: "injector_two_thieves_against_a_push",
+        family: 8,
+        threads: 3,
+        preemption_bound: Some(3),
+        body: injector_two_thieves_against_a_push,
+    },
+    Scenario {
+        name: "injector_three_steals_of_one_block_race_its_free",
+        family: 8,
+        threads: 3,
+        preemption_bound: Some(3),
+        body: injector_three_steals_of_one_block_race_its_free,
+    },
+    Scenario {
+        name: "injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it",
+        family: 8,
+        threads: 3,
+        preemption_bound: None,
+        body: injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it,
     },
 ];
 
@@ -623,4 +695,280 @@ fn drop_with_tasks_while_a_stealer_lives_on(mutant: Option<Mutant>) {
     drop(owner);
     thief.join().unwrap();
     conclude(trace);
+}
+
+// ---------------------------------------------------------------------------
+// Family 8: the injector (a FIFO queue every thread pushes to and steals
+// from). In the model builds a block holds 3 tasks, so a few pushes reach a
+// block end, where the queue allocates (the push that claims a block's last
+// slot installs the next block) and frees (the reader of a block's last slot
+// frees it, or hands the free to a slot still being read).
+
+/// A thread's handle on the injector of a scenario. It knows the pushes
+/// recorded before it was made: every handle is made on the main thread
+/// before any thread is spawned, so those pushes happen before its
+/// operations. The main thread's own handle also knows its own later pushes.
+struct Queue {
+    name: &'static str,
+    injector: Arc<Injector<Task>>,
+    known_pushed_before: std::cell::Cell<Mark>,
+}
+
+impl Queue {
+    fn new(mutant: Option<Mutant>) -> Queue {
+        Queue {
+            name: "main",
+            injector: Arc::new(Injector::new_mutant(mutant)),
+            known_pushed_before: std::cell::Cell::new(ledger::now()),
+        }
+    }
+
+    fn handle(&self, name: &'static str) -> Queue {
+        Queue {
+            name,
+            injector: Arc::clone(&self.injector),
+            known_pushed_before: std::cell::Cell::new(ledger::now()),
+        }
+    }
+
+    fn push(&self, id: u64) {
+        self.injector.push(Task(id));
+        ledger::pushed(id);
+        if self.name == "main" {
+            self.known_pushed_before.set(ledger::now());
+        }
+    }
+
+    fn begin(&self, what: &'static str) -> ledger::Operation {
+        ledger::begin(self.name, what, Some(self.known_pushed_before.get()))
+    }
+
+    fn steal(&self) -> bool {
+        let operation = self.begin("steal");
+        match self.injector.steal() {
+            Steal::Success(task) => {
+                ledger::took(&operation, task);
+                true
+            }
+            Steal::Empty => {
+                ledger::returned_empty(operation);
+                false
+            }
+            Steal::Retry => false,
+        }
+    }
+
+    fn steal_batch(&self, mutant: Option<Mutant>, fifo: bool) {
+        let destination = Worker::new_mutant(fifo, 4, false, mutant);
+        let operation = self.begin("steal_batch");
+        if self.injector.steal_batch(&destination) == Steal::Empty {
+            ledger::returned_empty(operation.clone());
+        }
+        while let Some(task) = destination.pop() {
+            ledger::took(&operation, task);
+        }
+    }
+
+    fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
+        let destination = Worker::new_mutant(fifo, 4, false, mutant);
+        let operation = self.begin("steal_batch_and_pop");
+        match self.injector.steal_batch_and_pop(&destination) {
+            Steal::Success(task) => ledger::took(&operation, task),
+            Steal::Empty => ledger::returned_empty(operation.clone()),
+            Steal::Retry => {}
+        }
+        while let Some(task) = destination.pop() {
+            ledger::took(&operation, task);
+        }
+    }
+
+    fn spawn(self, work: impl FnOnce(&Queue) + Send + 'static) -> thread::JoinHandle<()> {
+        thread::spawn(move || work(&self))
+    }
+
+    /// Joins the threads, drops the main handle (the last one: the queue
+    /// drops the tasks left in it) and checks the ledger.
+    fn finish(self, threads: Vec<thread::JoinHandle<()>>) {
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        drop(self);
+        conclude(Vec::new());
+    }
+}
+
+/// Two pushes race two steals; the thief knows neither push.
+fn injector_push_push_against_steal_steal(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    let thief = main.handle("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    main.push(1);
+    main.push(2);
+    main.finish(vec![thief]);
+}
+
+/// A batch into a LIFO worker (moved newest first, so that the worker pops
+/// the oldest first) races a single steal.
+fn injector_steal_batch_into_a_lifo_worker_against_a_steal(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    for id in 1..=3 {
+        main.push(id);
+    }
+    let thief = main
+        .handle("thief 1")
+        .spawn(move |thief| thief.steal_batch(mutant, false));
+    main.steal();
+    main.finish(vec![thief]);
+}
+
+/// A batch-and-pop into a FIFO worker races a push at the end of the block
+/// (the push that installs the next block).
+fn injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    main.push(2);
+    let thief = main
+        .handle("thief 1")
+        .spawn(move |thief| thief.steal_batch_and_pop(mutant, true));
+    main.push(3);
+    main.finish(vec![thief]);
+}
+
+/// Tasks 1 to 3 fill the first block, task 4 starts the second. The thief
+/// and the main thread steal twice each: whoever takes task 3 moves the head
+/// to the second block and frees the first, possibly while the other is
+/// still reading task 1 or 2 of it (the free is then handed to that reader).
+fn injector_steals_across_a_block_end_free_the_old_block(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    for id in 1..=4 {
+        main.push(id);
+    }
+    let thief = main.handle("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    main.steal();
+    main.steal();
+    main.finish(vec![thief]);
+}
+
+/// The main thread drops its handle with tasks in two blocks while the thief
+/// steals twice and drops the last handle, or the other way round: whoever
+/// goes last drops the tasks left, each exactly once, and frees every block
+/// (loom reports a leaked `Arc`; miri, on the std build, a leaked block).
+fn injector_dropped_with_tasks_in_two_blocks_while_a_thief_steals(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    for id in 1..=5 {
+        main.push(id);
+    }
+    let thief = main.handle("thief 1").spawn(|thief| {
+        thief.steal();
+        thief.steal();
+    });
+    main.steal();
+    drop(main);
+    thief.join().unwrap();
+    conclude(Vec::new());
+}
+
+/// A client's store-buffering handshake (a scheduler's "push, then look for
+/// sleepers" against "announce sleep, then look for work"): the pusher pushes
+/// and then, behind a SeqCst fence, reads a flag; the thief sets the flag and
+/// steals. They cannot both miss each other: if the pusher read no flag, the
+/// steal must find the task (the steal's SeqCst fence).
+fn injector_steal_that_misses_a_push_is_seen_by_the_pusher(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    let flag = Arc::new(AtomicBool::new(false));
+    let found = Arc::new(AtomicBool::new(false));
+    let (thief_flag, thief_found) = (Arc::clone(&flag), Arc::clone(&found));
+    let thief = main.handle("thief 1").spawn(move |thief| {
+        thief_flag.store(true, Ordering::Relaxed);
+        thief_found.store(thief.steal(), Ordering::Relaxed);
+    });
+    main.push(1);
+    fence(Ordering::SeqCst);
+    let pusher_saw_the_flag = flag.load(Ordering::Relaxed);
+    thief.join().unwrap();
+    let steal_found_the_task = found.load(Ordering::Relaxed);
+    if !pusher_saw_the_flag && !steal_found_the_task {
+        let violation = "the pusher missed the thief's flag and the thief's steal missed the \
+                         push: a store-buffering handshake around the injector failed"
+            .to_string();
+        evidence::record_failure(Failure {
+            violation: violation.clone(),
+            trace: Vec::new(),
+            found_by_ledger: false,
+        });
+        panic!("violation: {violation}");
+    }
+    main.finish(Vec::new());
+}
+
+/// Two pushers race at a block end: one claims the block's last slot and
+/// installs the next block, the other waits for it and pushes into the new
+/// block; meanwhile the main thread steals the two tasks it pushed before.
+fn injector_pushes_race_across_a_block_end(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    main.push(2);
+    let first = main.handle("pusher 1").spawn(|pusher| pusher.push(3));
+    let second = main.handle("pusher 2").spawn(|pusher| pusher.push(4));
+    main.steal();
+    main.steal();
+    main.finish(vec![first, second]);
+}
+
+/// Two thieves steal once each while the main thread pushes a second task.
+fn injector_two_thieves_against_a_push(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    let first = main.handle("thief 1").spawn(|thief| {
+        thief.steal();
+    });
+    let second = main.handle("thief 2").spawn(|thief| {
+        thief.steal();
+    });
+    main.push(2);
+    main.finish(vec![first, second]);
+}
+
+/// One block of three tasks and a fourth in the next: two thieves and the
+/// main thread steal once each, so the reader of the last slot frees the
+/// block while the others may still be reading theirs.
+fn injector_three_steals_of_one_block_race_its_free(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    for id in 1..=4 {
+        main.push(id);
+    }
+    let first = main.handle("thief 1").spawn(|thief| {
+        thief.steal();
+    });
+    let second = main.handle("thief 2").spawn(|thief| {
+        thief.steal();
+    });
+    main.steal();
+    main.finish(vec![first, second]);
+}
+
+/// Write-to-read causality through a thief's CAS on the head: thief 1 knows
+/// task 1; the main thread pushes task 2 and starts thief 2, which knows both
+/// and steals task 1. If thief 1 then reads the head thief 2's CAS wrote, it
+/// must also see the tail of task 2: `Empty` would be a lie.
+fn injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it(
+    mutant: Option<Mutant>,
+) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    let knows_task_1 = main.handle("thief 1");
+    // Thief 1 may run before the second push: it is spawned first.
+    let first = knows_task_1.spawn(|thief| {
+        thief.steal();
+    });
+    main.push(2);
+    let second = main.handle("thief 2").spawn(|thief| {
+        thief.steal();
+    });
+    main.finish(vec![first, second]);
 }

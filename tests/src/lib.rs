@@ -8,6 +8,8 @@
 //! - [`checker`]: Wing and Gong's search with Lowe's memoisation;
 //! - [`explanation`]: a minimal non-linearizable sub-history when the check
 //!   fails;
+//! - [`fifo_queue`]: the injector's FIFO-queue specification, its checker
+//!   and its harness;
 //! - [`scenario`] and [`harness`]: generated scenarios, run on any deque
 //!   build and any kind of thread (hardware or shuttle), recording histories.
 //!
@@ -34,6 +36,7 @@
 pub mod checker;
 pub mod drivers;
 pub mod explanation;
+pub mod fifo_queue;
 pub mod harness;
 pub mod history;
 pub mod scenario;
