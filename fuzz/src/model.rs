@@ -37,10 +37,6 @@ impl ModelDeque {
         }
     }
 
-    pub fn is_fifo(&self) -> bool {
-        self.fifo
-    }
-
     pub fn len(&self) -> usize {
         self.tasks.len()
     }
