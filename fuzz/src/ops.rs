@@ -304,7 +304,11 @@ impl<T: TrackedTask + Debug> Harness<T> {
         let wanted = self.injector_model.batch_size(limit_used);
         let room = self.deques[dest].model.room().unwrap_or(usize::MAX);
         let moved = wanted.saturating_sub(usize::from(keep_first)).min(room);
-        let count = if wanted == 0 { 0 } else { moved + usize::from(keep_first) };
+        let count = if wanted == 0 {
+            0
+        } else {
+            moved + usize::from(keep_first)
+        };
         let taken: Vec<u64> = (0..count)
             .map(|_| self.injector_model.steal().expect("within len"))
             .collect();
@@ -314,19 +318,30 @@ impl<T: TrackedTask + Debug> Harness<T> {
         };
         let fifo = self.deques[dest].model.is_fifo();
         if fifo {
-            to_dest.iter().for_each(|&id| self.deques[dest].model.push(id));
+            to_dest
+                .iter()
+                .for_each(|&id| self.deques[dest].model.push(id));
         } else {
-            to_dest.iter().rev().for_each(|&id| self.deques[dest].model.push(id));
+            to_dest
+                .iter()
+                .rev()
+                .for_each(|&id| self.deques[dest].model.push(id));
         }
         let expected = (count > 0).then_some(kept);
         let destination = self.deques[dest].worker.as_ref().expect("a live worker");
         let actual: Steal<Option<T>> = match (keep_first, limit) {
-            (false, None) => self.injector.steal_batch(destination).map_success(|()| None),
+            (false, None) => self
+                .injector
+                .steal_batch(destination)
+                .map_success(|()| None),
             (false, Some(_)) => self
                 .injector
                 .steal_batch_with_limit(destination, limit_used)
                 .map_success(|()| None),
-            (true, None) => self.injector.steal_batch_and_pop(destination).map_success(Some),
+            (true, None) => self
+                .injector
+                .steal_batch_and_pop(destination)
+                .map_success(Some),
             (true, Some(_)) => self
                 .injector
                 .steal_batch_with_limit_and_pop(destination, limit_used)
