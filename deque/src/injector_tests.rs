@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use crate::{Injector, Steal, Worker};
@@ -147,7 +147,9 @@ fn ours(case: BatchCase) -> Outcome {
             (false, None) => unit!(crate, injector.steal_batch(&dest)),
             (false, Some(limit)) => unit!(crate, injector.steal_batch_with_limit(&dest, limit)),
             (true, None) => task!(crate, injector.steal_batch_and_pop(&dest)),
-            (true, Some(limit)) => task!(crate, injector.steal_batch_with_limit_and_pop(&dest, limit)),
+            (true, Some(limit)) => {
+                task!(crate, injector.steal_batch_with_limit_and_pop(&dest, limit))
+            }
         };
         if let Some(result) = attempt {
             break result;
@@ -253,7 +255,8 @@ struct Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::Relaxed);
+        self.drops
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if self.panics {
             panic!("a task's Drop panics");
         }
@@ -274,9 +277,13 @@ fn injector_drops_each_task_left_in_it_once() {
         for _ in 0..7 {
             drop(injector.steal().success().expect("a task"));
         }
-        assert_eq!(drops.load(Ordering::Relaxed), 7);
+        assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), 7);
         drop(injector);
-        assert_eq!(drops.load(Ordering::Relaxed), left + 7, "left {left}");
+        assert_eq!(
+            drops.load(std::sync::atomic::Ordering::Relaxed),
+            left + 7,
+            "left {left}"
+        );
     }
 }
 
@@ -294,7 +301,7 @@ fn injector_dropped_with_a_panicking_task_still_drops_every_other_task_once() {
     let result = catch_unwind(AssertUnwindSafe(|| drop(injector)));
     assert!(result.is_err(), "the task's panic reaches the caller");
     // Under miri, the leak check also proves every block was freed.
-    assert_eq!(drops.load(Ordering::Relaxed), total);
+    assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), total);
 }
 
 #[test]
@@ -371,7 +378,7 @@ fn injector_tasks_from_many_pushers_reach_many_stealers_exactly_once() {
                 for task in 0..per_pusher {
                     injector.push(pusher * per_pusher + task);
                 }
-                pushed_all.fetch_add(1, Ordering::Release);
+                pushed_all.fetch_add(1, std::sync::atomic::Ordering::Release);
             });
         }
         for stealer in 0..stealers {
@@ -380,7 +387,7 @@ fn injector_tasks_from_many_pushers_reach_many_stealers_exactly_once() {
                 let local = Worker::new_lifo();
                 let mut mine = Vec::new();
                 loop {
-                    let done = pushed_all.load(Ordering::Acquire) == pushers;
+                    let done = pushed_all.load(std::sync::atomic::Ordering::Acquire) == pushers;
                     let attempt = match stealer {
                         0 => some(injector.steal()),
                         1 => some(injector.steal_batch_and_pop(&local)),

@@ -73,6 +73,27 @@
 //! assert_eq!(total.load(Ordering::Relaxed), 500_500);
 //! ```
 //!
+//! # The injector
+//!
+//! New tasks usually enter a scheduler through a shared FIFO [`Injector`]
+//! (crossbeam-deque 0.8's API): any thread pushes, and workers steal one
+//! task or a batch into their own deque.
+//!
+//! ```
+//! use chase_lev::{Injector, Steal, Worker};
+//!
+//! let injector = Injector::new();
+//! for task in 1..=10 {
+//!     injector.push(task); // from any thread
+//! }
+//! let local = Worker::new_lifo();
+//! // About half of the tasks move, and the local pops return the oldest
+//! // first, whatever the worker's flavour.
+//! assert_eq!(injector.steal_batch_and_pop(&local), Steal::Success(1));
+//! assert_eq!(local.pop(), Some(2));
+//! assert_eq!(injector.steal(), Steal::Success(6));
+//! ```
+//!
 //! # What is checked, and where
 //!
 //! Every atomic operation carries an `// Ordering:` comment naming the proof

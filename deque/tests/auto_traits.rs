@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::thread;
 
-use chase_lev::{Steal, Stealer, Worker};
+use chase_lev::{Injector, Steal, Stealer, Worker};
 use static_assertions::{assert_impl_all, assert_not_impl_any};
 
 // The owner handle moves between threads but is never shared.
@@ -19,6 +19,11 @@ assert_impl_all!(Worker<Cell<u32>>: Send);
 // A task that cannot cross threads makes neither handle cross threads.
 assert_not_impl_any!(Worker<Rc<u32>>: Send, Sync);
 assert_not_impl_any!(Stealer<Rc<u32>>: Send, Sync);
+// The injector is shared by every thread, for tasks that are `Send` only
+// too; never for tasks that cannot cross threads.
+assert_impl_all!(Injector<u32>: Send, Sync, Default, std::fmt::Debug);
+assert_impl_all!(Injector<Cell<u32>>: Send, Sync);
+assert_not_impl_any!(Injector<Rc<u32>>: Send, Sync);
 // `Steal` is a plain value.
 assert_impl_all!(Steal<u32>: Send, Sync, Copy, Eq, std::fmt::Debug);
 

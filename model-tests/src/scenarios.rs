@@ -956,9 +956,7 @@ fn injector_three_steals_of_one_block_race_its_free(mutant: Option<Mutant>) {
 /// task 1; the main thread pushes task 2 and starts thief 2, which knows both
 /// and steals task 1. If thief 1 then reads the head thief 2's CAS wrote, it
 /// must also see the tail of task 2: `Empty` would be a lie.
-fn injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it(
-    mutant: Option<Mutant>,
-) {
+fn injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it(mutant: Option<Mutant>) {
     let main = Queue::new(mutant);
     main.push(1);
     let knows_task_1 = main.handle("thief 1");

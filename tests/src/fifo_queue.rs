@@ -141,9 +141,9 @@ pub fn check(history: &History) -> Result<(), NotLinearizable> {
         for event in events.iter().filter(|event| event.answer == Answer::Retry) {
             let excused = history.threads.iter().enumerate().any(|(other, events)| {
                 other != thread
-                    && events.iter().any(|e| {
-                        e.phase == event.phase && matches!(e.answer, Answer::Took(_))
-                    })
+                    && events
+                        .iter()
+                        .any(|e| e.phase == event.phase && matches!(e.answer, Answer::Took(_)))
             });
             if !excused {
                 return Err(NotLinearizable(format!(
@@ -170,7 +170,11 @@ pub fn check(history: &History) -> Result<(), NotLinearizable> {
                 if !seen.insert((progress.clone(), queue.clone())) {
                     continue;
                 }
-                if progress.iter().zip(&slices).all(|(&done, slice)| done == slice.len()) {
+                if progress
+                    .iter()
+                    .zip(&slices)
+                    .all(|(&done, slice)| done == slice.len())
+                {
                     ends.insert(queue);
                     continue;
                 }
@@ -212,17 +216,21 @@ pub trait QueueUnderTest: Send + Sync + 'static {
     fn batch(&self, limit: usize, and_pop: bool, fifo: bool) -> Answer;
 }
 
-/// Implements [`QueueUnderTest`] for an injector build (a crate with
-/// `Injector`, `Worker` and `Steal`).
+/// Defines `$name`, an injector of a build (a crate with `Injector`,
+/// `Worker` and `Steal`) as a [`QueueUnderTest`].
 #[macro_export]
 macro_rules! queue_under_test {
-    ($build:ident) => {
-        impl $crate::fifo_queue::QueueUnderTest for $build::Injector<u64> {
+    ($name:ident, $build:ident) => {
+        /// An injector build under test.
+        #[derive(Default)]
+        pub struct $name(pub $build::Injector<u64>);
+
+        impl $crate::fifo_queue::QueueUnderTest for $name {
             fn push(&self, task: u64) {
-                $build::Injector::push(self, task)
+                self.0.push(task)
             }
             fn steal(&self) -> $crate::fifo_queue::Answer {
-                match $build::Injector::steal(self) {
+                match self.0.steal() {
                     $build::Steal::Success(task) => $crate::fifo_queue::Answer::Took(vec![task]),
                     $build::Steal::Empty => $crate::fifo_queue::Answer::Empty,
                     $build::Steal::Retry => $crate::fifo_queue::Answer::Retry,
@@ -235,13 +243,13 @@ macro_rules! queue_under_test {
                     $build::Worker::new_lifo()
                 };
                 let (result, mut took) = if and_pop {
-                    match self.steal_batch_with_limit_and_pop(&dest, limit) {
+                    match self.0.steal_batch_with_limit_and_pop(&dest, limit) {
                         $build::Steal::Success(task) => ($build::Steal::Success(()), vec![task]),
                         $build::Steal::Empty => ($build::Steal::Empty, vec![]),
                         $build::Steal::Retry => ($build::Steal::Retry, vec![]),
                     }
                 } else {
-                    (self.steal_batch_with_limit(&dest, limit), vec![])
+                    (self.0.steal_batch_with_limit(&dest, limit), vec![])
                 };
                 // Either flavour pops the oldest stolen task first.
                 took.extend(std::iter::from_fn(|| dest.pop()));
@@ -255,7 +263,7 @@ macro_rules! queue_under_test {
     };
 }
 
-queue_under_test!(chase_lev);
+queue_under_test!(ChaseLevInjector, chase_lev);
 
 /// A generated scenario: per phase, per thread, its operations. Pushes carry
 /// distinct tasks. The last phase is one thread draining the queue, so that

@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use chase_lev_tests::drivers::budget;
 use chase_lev_tests::fifo_queue::{
-    check, hardware_threads, run, Answer, Body, Event, QueueUnderTest, Scenario,
+    check, hardware_threads, run, Answer, Body, ChaseLevInjector, Event, QueueUnderTest, Scenario,
 };
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
-chase_lev_tests::queue_under_test!(chase_lev_shuttle);
+chase_lev_tests::queue_under_test!(ShuttleInjector, chase_lev_shuttle);
 
 fn shuttle_threads(bodies: Vec<Body>) -> Vec<Vec<Event>> {
     let handles: Vec<_> = bodies.into_iter().map(shuttle::thread::spawn).collect();
@@ -31,7 +31,10 @@ fn shuttle_threads(bodies: Vec<Body>) -> Vec<Vec<Event>> {
 
 /// Every history of `scenarios` scenarios, each run `runs` times on
 /// hardware threads, must be linearizable; returns the histories checked.
-fn hardware_hunt<Q: QueueUnderTest>(make: impl Fn() -> Q, max_prefill: u64) -> Result<usize, String> {
+fn hardware_hunt<Q: QueueUnderTest>(
+    make: impl Fn() -> Q,
+    max_prefill: u64,
+) -> Result<usize, String> {
     let scenarios = budget("CHASE_LEV_INJECTOR_SCENARIOS", 40);
     let runs = budget("CHASE_LEV_INJECTOR_RUNS", 25);
     let mut checked = 0;
@@ -61,7 +64,10 @@ fn shuttle_hunt<Q: QueueUnderTest>(make: fn() -> Q) -> Result<usize, String> {
             let model = move || {
                 let history = run(Arc::new(make()), &scenario, &shuttle_threads);
                 if let Err(why) = check(&history) {
-                    found.lock().unwrap().get_or_insert(format!("{why}\n{history:#?}"));
+                    found
+                        .lock()
+                        .unwrap()
+                        .get_or_insert(format!("{why}\n{history:#?}"));
                 }
             };
             let mut config = Config::new();
@@ -72,8 +78,12 @@ fn shuttle_hunt<Q: QueueUnderTest>(make: fn() -> Q) -> Result<usize, String> {
                 Runner::new(RandomScheduler::new_from_seed(seed, schedules), config).run(model);
             }
             checked += schedules;
-            if let Some(why) = failure.lock().unwrap().take() {
-                return Err(format!("seed {seed} ({}): {why}", if pct { "PCT" } else { "random" }));
+            let found = failure.lock().unwrap().take();
+            if let Some(why) = found {
+                return Err(format!(
+                    "seed {seed} ({}): {why}",
+                    if pct { "PCT" } else { "random" }
+                ));
             }
         }
     }
@@ -82,13 +92,14 @@ fn shuttle_hunt<Q: QueueUnderTest>(make: fn() -> Q) -> Result<usize, String> {
 
 #[test]
 fn every_injector_history_on_hardware_threads_is_linearizable() {
-    let checked = hardware_hunt(chase_lev::Injector::new, 130).unwrap_or_else(|why| panic!("{why}"));
+    let checked =
+        hardware_hunt(ChaseLevInjector::default, 130).unwrap_or_else(|why| panic!("{why}"));
     println!("{checked} hardware-thread histories of the injector checked");
 }
 
 #[test]
 fn every_injector_history_under_shuttle_is_linearizable() {
-    let checked = shuttle_hunt(chase_lev_shuttle::Injector::new).unwrap_or_else(|why| panic!("{why}"));
+    let checked = shuttle_hunt(ShuttleInjector::default).unwrap_or_else(|why| panic!("{why}"));
     println!("{checked} shuttle histories of the injector checked");
 }
 
@@ -115,7 +126,14 @@ impl QueueUnderTest for SwapsTheNewestIntoBatches {
             return Answer::Empty;
         }
         let mut took: Vec<u64> = queue.drain(..count - 1).collect();
-        took.push(if count >= 2 { queue.pop_back() } else { queue.pop_front() }.unwrap());
+        took.push(
+            if count >= 2 {
+                queue.pop_back()
+            } else {
+                queue.pop_front()
+            }
+            .unwrap(),
+        );
         Answer::Took(took)
     }
 }
@@ -134,7 +152,9 @@ impl QueueUnderTest for MissesTheLastTask {
         if queue.len() == 1 {
             return Answer::Empty;
         }
-        queue.pop_front().map_or(Answer::Empty, |task| Answer::Took(vec![task]))
+        queue
+            .pop_front()
+            .map_or(Answer::Empty, |task| Answer::Took(vec![task]))
     }
     fn batch(&self, limit: usize, _and_pop: bool, _fifo: bool) -> Answer {
         let mut queue = self.0.lock().unwrap();
