@@ -47,7 +47,7 @@ workloads=(fib-join fib-cutoff sort sum fib-serial)
 describe() {
     case "$1" in
         fib-join) echo "fib(32), a join at every level" ;;
-        fib-cutoff) echo "fib(38), joins above 20" ;;
+        fib-cutoff) echo "fib(38), joins only for n > 20" ;;
         sort) echo "par_sort_unstable, 4M u64" ;;
         sum) echo "par_iter().sum(), 10M u64" ;;
         fib-serial) echo "control: fib(35) without rayon" ;;
