@@ -115,6 +115,25 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// Reverses the order of the tasks in the slots of `[from, to)`.
+    ///
+    /// # Safety
+    /// The caller owns those slots, as for `write`.
+    #[inline]
+    pub(crate) unsafe fn reverse(&self, from: i64, to: i64) {
+        let (mut low, mut high) = (from, to - 1);
+        while low < high {
+            // SAFETY: forwarded from the caller; a swap of two owned slots.
+            unsafe {
+                let task = self.slot(low).read();
+                self.slot(low).write(self.slot(high).read());
+                self.slot(high).write(task);
+            }
+            low += 1;
+            high -= 1;
+        }
+    }
+
     /// Copies the slot of `from` in `source` into the slot of `to` here.
     ///
     /// # Safety

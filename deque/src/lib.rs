@@ -7,9 +7,30 @@
 //! the deque with no atomic read-modify-write (only a CAS when it races a
 //! thief for the last task). Any number of [`Stealer`]s take the oldest task
 //! from the top. The API is that of `crossbeam-deque` 0.8 for `Worker`,
-//! `Stealer`, [`Injector`] and [`Steal`], so a scheduler can switch by changing an import,
+//! `Stealer`, [`Injector`] and [`Steal`], so a scheduler can switch by
+//! changing an import,
 //! plus bounded workers ([`Worker::new_lifo_bounded`], [`Worker::try_push`])
 //! and [`Worker::with_capacity`].
+//!
+//! # Compatibility with crossbeam-deque 0.8
+//!
+//! Every public item of crossbeam-deque 0.8 ([`Worker`], [`Stealer`],
+//! [`Injector`], [`Steal`]) is here with the same signature and the same
+//! observable behaviour, checked by test files that run the same assertions
+//! against crossbeam-deque itself and against this crate (the repository's
+//! `tests/crossbeam-compat/`). That includes where batch steals put their
+//! tasks: the destination's owner pops them in the order the victim's owner
+//! would have (oldest first from a FIFO worker or an injector, newest first
+//! from a LIFO worker), and `steal_batch_and_pop` returns the first of that
+//! order. A project that uses crossbeam-deque through another crate (rayon)
+//! switches with `[patch.crates-io]`, see the README.
+//!
+//! Beyond crossbeam-deque: bounded workers ([`Worker::new_lifo_bounded`],
+//! [`Worker::new_fifo_bounded`], [`Worker::try_push`], [`Worker::bound`]),
+//! [`Worker::with_capacity`] and [`Worker::capacity`]. A batch steal into a
+//! bounded worker takes at most as many tasks as it has room for (as
+//! crossbeam's would with that limit); with no room, `steal_batch` returns
+//! `Empty` and `steal_batch_and_pop` still returns one task.
 //!
 //! # A scheduler loop
 //!

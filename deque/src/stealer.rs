@@ -224,9 +224,16 @@ impl<T> Stealer<T> {
     /// Steals about half of the tasks (at most 32) and pushes them into
     /// `dest`. Linearizable as a sequence of single steals of the oldest tasks.
     ///
+    /// The stolen tasks go into `dest` so that its owner pops them in the
+    /// order this deque's owner would have: oldest first from a FIFO deque,
+    /// newest first from a LIFO one, whatever `dest`'s own flavour. This is
+    /// crossbeam-deque 0.8's arrangement, for every pair of flavours.
+    ///
     /// Returns `Success(())` if at least one task moved, `Empty` if the deque
     /// looked empty or `dest` is bounded and has no room, and `Retry` if the
-    /// first claim lost a race.
+    /// first claim lost a race. Into a bounded `dest` (which crossbeam-deque
+    /// does not have) it takes at most as many tasks as `dest` has room for.
+    /// Into the deque itself it moves nothing (`Success(())` unless empty).
     ///
     /// ```
     /// use chase_lev::{Steal, Worker};
@@ -235,9 +242,10 @@ impl<T> Stealer<T> {
     /// for task in 1..=4 {
     ///     victim.push(task);
     /// }
-    /// let mine = Worker::new_lifo();
+    /// let mine = Worker::new_fifo();
     /// assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
-    /// assert_eq!(mine.len(), 2); // (4 + 1) / 2
+    /// assert_eq!(mine.len(), 2); // (4 + 1) / 2: tasks 1 and 2
+    /// assert_eq!(mine.pop(), Some(2)); // newest first, as the victim's owner pops
     /// assert_eq!(victim.len(), 2);
     /// ```
     pub fn steal_batch(&self, dest: &Worker<T>) -> Steal<()> {
@@ -274,8 +282,16 @@ impl<T> Stealer<T> {
         }
     }
 
-    /// Steals about half of the tasks (at most 32), returns the oldest and
-    /// pushes the rest into `dest`.
+    /// Steals about half of the tasks (at most 32 in all), returns one and
+    /// pushes the rest into `dest`, as crossbeam-deque 0.8 does: the task
+    /// returned is the one this deque's owner would have popped first among
+    /// those stolen, so the **oldest** from a FIFO deque but the **newest of
+    /// the batch** from a LIFO deque; the rest go into `dest` in that same pop
+    /// order (see [`steal_batch`](Stealer::steal_batch)).
+    ///
+    /// Into the deque itself it is the owner's [`pop`](Worker::pop) (the
+    /// newest task of a LIFO deque, the oldest of a FIFO one). Into a bounded
+    /// `dest` with no room it still returns one task and moves none.
     ///
     /// ```
     /// use chase_lev::{Steal, Worker};
@@ -285,8 +301,17 @@ impl<T> Stealer<T> {
     ///     victim.push(task);
     /// }
     /// let mine = Worker::new_lifo();
-    /// assert_eq!(victim.stealer().steal_batch_and_pop(&mine), Steal::Success(1));
-    /// assert_eq!(mine.len(), 2); // 2 and 3
+    /// // Tasks 1, 2 and 3 are stolen; the victim's owner would pop 3 first.
+    /// assert_eq!(victim.stealer().steal_batch_and_pop(&mine), Steal::Success(3));
+    /// assert_eq!(mine.pop(), Some(2));
+    /// assert_eq!(mine.pop(), Some(1));
+    ///
+    /// let fifo = Worker::new_fifo();
+    /// for task in 1..=6 {
+    ///     fifo.push(task);
+    /// }
+    /// assert_eq!(fifo.stealer().steal_batch_and_pop(&mine), Steal::Success(1));
+    /// assert_eq!(mine.pop(), Some(2));
     /// ```
     pub fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
         self.steal_batch_with_limit_and_pop(dest, DEFAULT_BATCH_LIMIT)
@@ -315,14 +340,17 @@ impl<T> Stealer<T> {
             "chase-lev: a batch steal needs a limit of at least 1"
         );
         match self.steal_batch_into(dest, limit, true) {
-            Steal::Success(task) => Steal::Success(task.expect("the first task is kept")),
+            Steal::Success(task) => {
+                Steal::Success(task.expect("a successful batch keeps one task"))
+            }
             Steal::Empty => Steal::Empty,
             Steal::Retry => Steal::Retry,
         }
     }
 
-    /// The batch steal. With `keep_first`, the oldest stolen task is returned
-    /// instead of being pushed into `dest`.
+    /// The batch steal. With `keep_first`, the first task of the victim
+    /// owner's pop order (the oldest from a FIFO victim, the newest of the
+    /// batch from a LIFO one) is returned instead of being pushed into `dest`.
     fn steal_batch_into(
         &self,
         dest: &Worker<T>,
@@ -379,11 +407,17 @@ impl<T> Stealer<T> {
         // thief reads (proofs-notes/reclamation.md#no-wrap).
         let first = keep_first.then(|| unsafe { seen.buffer.read(seen.top) });
         let skip = i64::from(keep_first);
-        for offset in skip..batch as i64 {
+        let moved = batch as i64 - skip;
+        // The destination's owner pops them oldest first, as this FIFO
+        // victim's owner would: in claim order into a FIFO destination,
+        // reversed into a LIFO one (crossbeam-deque's arrangement).
+        let reversed = dest.inner.flavor == Flavor::Lifo;
+        for offset in 0..moved {
             // Within the ranges `reserve` and `snapshot` checked.
-            let (from, to) = (
-                add_index(seen.top, offset),
-                add_index(dest_bottom, offset - skip),
+            let from = add_index(seen.top, skip + offset);
+            let to = add_index(
+                dest_bottom,
+                if reversed { moved - 1 - offset } else { offset },
             );
             // SAFETY: as above.
             unsafe { dest_buffer.copy_slot(seen.buffer, from, to) };
@@ -392,13 +426,19 @@ impl<T> Stealer<T> {
         if !self.claim(seen.top, batch as i64, success) {
             return Steal::Retry;
         }
-        dest.publish(dest_bottom, batch as i64 - skip);
+        dest.publish(dest_bottom, moved);
         // SAFETY: as in `steal`: the CAS claimed [top, top + batch).
         Steal::Success(first.map(|task| unsafe { task.assume_init() }))
     }
 
     /// From a LIFO owner, which pops without a CAS, each task is claimed by
     /// its own CAS: the batch is literally a sequence of single steals.
+    ///
+    /// The destination's owner then pops them newest first, as this LIFO
+    /// victim's owner would, and with `keep_first` the newest is the one
+    /// returned (crossbeam-deque's arrangement): each claimed task goes into
+    /// the next destination slot, or with `keep_first` is kept until the next
+    /// claim succeeds, and a FIFO destination gets the run reversed.
     fn claim_one_by_one(
         &self,
         dest: &Worker<T>,
@@ -410,16 +450,15 @@ impl<T> Stealer<T> {
         let policy = self.inner.policy;
         let dest_bottom = dest.bottom();
         let dest_buffer = dest.buffer();
-        let mut kept = None;
+        let mut kept: Option<MaybeUninit<T>> = None;
         let mut moved = 0i64;
         let mut seen = Steal::Success(first);
         for taken in 0..batch {
             let Steal::Success(now) = seen else { break };
-            let keep = keep_first && taken == 0;
             // Read before the CAS, as in `steal`.
-            if keep {
+            let read = if keep_first {
                 // SAFETY: as in `steal`.
-                kept = Some(unsafe { now.buffer.read(now.top) });
+                Some(unsafe { now.buffer.read(now.top) })
             } else {
                 // Below `dest_bottom + into_dest`, which `reserve` checked.
                 let to = add_index(dest_bottom, moved);
@@ -427,15 +466,26 @@ impl<T> Stealer<T> {
                 // is past its bottom, in its lap (`reserve`), where no thief
                 // reads (proofs-notes/reclamation.md#no-wrap).
                 unsafe { dest_buffer.copy_slot(now.buffer, now.top, to) };
-            }
+                None
+            };
             if !self.claim(now.top, 1, policy.steal_cas_success()) {
                 if taken == 0 {
                     return Steal::Retry;
                 }
                 break;
             }
-            if !keep {
-                moved += 1;
+            match (read, kept.take()) {
+                (Some(newest), Some(previous)) => {
+                    // SAFETY: `previous` was claimed by the previous CAS; the
+                    // destination slot is owned as above.
+                    unsafe {
+                        dest_buffer.write(add_index(dest_bottom, moved), previous.assume_init())
+                    };
+                    moved += 1;
+                    kept = Some(newest);
+                }
+                (Some(newest), None) => kept = Some(newest),
+                (None, _) => moved += 1,
             }
             seen = if taken + 1 < batch {
                 self.look(hazard)
@@ -444,9 +494,15 @@ impl<T> Stealer<T> {
             };
         }
         if moved > 0 {
+            if dest.inner.flavor == Flavor::Fifo {
+                // SAFETY: the slots of [dest_bottom, dest_bottom + moved) are
+                // the ones written above, not yet published.
+                unsafe { dest_buffer.reverse(dest_bottom, dest_bottom + moved) };
+            }
             dest.publish(dest_bottom, moved);
         }
-        // SAFETY: as in `steal`: the first CAS claimed the kept slot.
+        // SAFETY: as in `steal`: the latest successful CAS claimed the kept
+        // slot.
         Steal::Success(kept.map(|task| unsafe { task.assume_init() }))
     }
 

@@ -291,15 +291,15 @@ fn indices_near_the_end_of_the_index_space_still_work() {
 }
 
 #[test]
-fn a_batch_steal_takes_half_rounded_up_and_keeps_order() {
-    for victim in [Worker::new_lifo(), Worker::new_fifo()] {
+fn a_batch_steal_takes_half_rounded_up_in_the_victims_pop_order() {
+    for (victim, order) in [
+        (Worker::new_lifo(), [3, 2, 1, 0]),
+        (Worker::new_fifo(), [0, 1, 2, 3]),
+    ] {
         (0..7).for_each(|task| victim.push(task));
         let mine = Worker::new_fifo();
         assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
-        assert_eq!(
-            std::iter::from_fn(|| mine.pop()).collect::<Vec<_>>(),
-            [0, 1, 2, 3]
-        );
+        assert_eq!(std::iter::from_fn(|| mine.pop()).collect::<Vec<_>>(), order);
         assert_eq!(victim.len(), 3);
     }
 }
@@ -326,15 +326,18 @@ fn a_batch_steal_respects_its_limit_and_the_destination_bound() {
 }
 
 #[test]
-fn a_batch_steal_and_pop_returns_the_oldest() {
+fn a_batch_steal_and_pop_from_a_lifo_victim_returns_the_newest_of_its_batch() {
     let victim = Worker::new_lifo();
     (10..20).for_each(|task| victim.push(task));
     let mine = Worker::new_lifo();
     assert_eq!(
         victim.stealer().steal_batch_with_limit_and_pop(&mine, 4),
-        Steal::Success(10)
+        Steal::Success(13)
     );
-    assert_eq!(mine.len(), 3);
+    assert_eq!(
+        std::iter::from_fn(|| mine.pop()).collect::<Vec<_>>(),
+        [12, 11, 10]
+    );
     assert_eq!(victim.len(), 6);
 }
 
@@ -345,7 +348,11 @@ fn a_batch_steal_grows_a_growable_destination() {
     let mine = Worker::with_capacity(1);
     assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
     assert_eq!(mine.len(), 32);
-    assert_eq!(mine.pop(), Some(31));
+    assert_eq!(
+        mine.pop(),
+        Some(0),
+        "a LIFO destination pops a FIFO victim's oldest first"
+    );
 }
 
 #[test]

@@ -466,15 +466,23 @@ impl<T: TrackedTask + Debug> Harness<T> {
             let victim_len = self.deques[victim].model.len();
             let room = self.deques[dest].model.room();
             let count = batch_size(victim_len, limit_used, keep_first, room);
-            let taken: Vec<u64> = (0..count)
+            let mut taken: Vec<u64> = (0..count)
                 .map(|_| self.deques[victim].model.steal().expect("within len"))
                 .collect();
+            // crossbeam-deque's arrangement: the kept task and then the
+            // destination's pops come in the victim owner's pop order.
+            if !self.deques[victim].model.is_fifo() {
+                taken.reverse();
+            }
             let (kept, moved) = match keep_first {
                 true => (taken.first().copied(), taken.get(1..).unwrap_or(&[])),
                 false => (None, &taken[..]),
             };
-            for &id in moved {
-                self.deques[dest].model.push(id);
+            let dest_model = &mut self.deques[dest].model;
+            if dest_model.is_fifo() {
+                moved.iter().for_each(|&id| dest_model.push(id));
+            } else {
+                moved.iter().rev().for_each(|&id| dest_model.push(id));
             }
             (count > 0).then_some(kept)
         };

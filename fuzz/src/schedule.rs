@@ -257,6 +257,7 @@ fn run_scenario(scenario: &Scenario) -> Execution {
             log,
             &batches,
             &destination,
+            scenario.fifo,
             thief.destination_fifo,
         ));
     }
@@ -377,13 +378,19 @@ fn as_popped(result: Steal<Task>) -> Steal<Option<Task>> {
     }
 }
 
-/// Drains the thief's destination (oldest first) and appends to each batch
-/// entry the tasks it moved, in the order they were claimed.
-/// `fifo` says which end the destination's `pop` takes.
+/// Drains the thief's destination (oldest first) and completes each batch
+/// entry with the tasks it moved, all in the order they were claimed.
+/// `victim_fifo` and `fifo` say which end the victim's and the destination's
+/// `pop` take: as in crossbeam-deque, a batch leaves the destination popping
+/// its tasks in the victim owner's pop order, so its positions hold them in
+/// claim order when both flavours agree and reversed when they differ, and
+/// the task `steal_batch_and_pop` returned is the newest of its batch from a
+/// LIFO victim.
 fn fill_in_batches(
     mut log: ThreadLog,
     batches: &[Batch],
     destination: &Worker<Task>,
+    victim_fifo: bool,
     fifo: bool,
 ) -> ThreadLog {
     let mut held = Vec::new();
@@ -395,11 +402,20 @@ fn fill_in_batches(
         held.reverse();
     }
     for batch in batches {
-        let moved = held
+        let mut moved = held
             .get(batch.positions.clone())
-            .expect("the destination holds every moved task");
+            .expect("the destination holds every moved task")
+            .to_vec();
+        if victim_fifo != fifo {
+            moved.reverse();
+        }
         match &mut log.entries[batch.entry].outcome {
-            Outcome::Stolen(tasks) => tasks.extend_from_slice(moved),
+            Outcome::Stolen(tasks) if victim_fifo => tasks.extend_from_slice(&moved),
+            Outcome::Stolen(tasks) => {
+                // The returned task, if any, was the last one claimed.
+                moved.append(tasks);
+                *tasks = moved;
+            }
             other => unreachable!("a batch entry records Stolen, not {other:?}"),
         }
     }

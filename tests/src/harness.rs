@@ -36,12 +36,14 @@ pub trait DequeUnderTest: Clone + Send + Sync + 'static {
     /// `steal`, as an outcome.
     fn steal(&self, stealer: &Self::Stealer) -> Outcome;
     /// `steal_batch_with_limit` (or `..._and_pop`) into `destination`, which
-    /// is empty before; the outcome lists the tasks taken, the returned one
-    /// first, then the destination's in claim order (and empties it).
+    /// is empty before, from a victim of flavour `victim`; the outcome lists
+    /// the tasks taken in claim order, oldest first (and empties the
+    /// destination).
     fn steal_batch(
         &self,
         stealer: &Self::Stealer,
         destination: &Self::Worker,
+        victim: Flavor,
         limit: usize,
         and_pop: bool,
     ) -> Outcome;
@@ -109,6 +111,7 @@ macro_rules! deque_under_test {
                 &self,
                 stealer: &Self::Stealer,
                 destination: &Self::Worker,
+                victim: $crate::history::Flavor,
                 limit: usize,
                 and_pop: bool,
             ) -> $crate::history::Outcome {
@@ -126,7 +129,7 @@ macro_rules! deque_under_test {
                         $krate::Steal::Retry => StealResult::Retry,
                     }
                 };
-                $crate::harness::batch_outcome(result, || destination.pop())
+                $crate::harness::batch_outcome(result, victim, || destination.pop())
             }
         }
     };
@@ -143,10 +146,16 @@ pub enum StealResult {
     Retry,
 }
 
-/// Turns a batch steal's result into an outcome: a success's returned task
-/// (for `..._and_pop`) comes first, then what `drain` pops from the
-/// destination.
-pub fn batch_outcome(result: StealResult, mut drain: impl FnMut() -> Option<Task>) -> Outcome {
+/// Turns a batch steal's result into an outcome in claim order. As in
+/// crossbeam-deque, a success's returned task (for `..._and_pop`) and then
+/// what `drain` pops from the destination come in the victim owner's pop
+/// order: oldest first from a FIFO victim, newest first from a LIFO one,
+/// which is reversed here.
+pub fn batch_outcome(
+    result: StealResult,
+    victim: Flavor,
+    mut drain: impl FnMut() -> Option<Task>,
+) -> Outcome {
     match result {
         StealResult::Empty => Outcome::Empty,
         StealResult::Retry => Outcome::Retry,
@@ -154,6 +163,9 @@ pub fn batch_outcome(result: StealResult, mut drain: impl FnMut() -> Option<Task
             let mut tasks: Vec<Task> = first.into_iter().collect();
             while let Some(task) = drain() {
                 tasks.push(task);
+            }
+            if victim == Flavor::Lifo {
+                tasks.reverse();
             }
             Outcome::Stolen(tasks)
         }
@@ -272,7 +284,8 @@ pub fn run_scenario<D: DequeUnderTest>(
             .iter()
             .zip(std::mem::take(&mut thief_logs))
             .map(|(actions, log)| {
-                thief_body(deque, deque.stealer(&worker), actions.clone(), log, phase)
+                let stealer = deque.stealer(&worker);
+                thief_body(deque, stealer, scenario.flavor, actions.clone(), log, phase)
             })
             .collect();
         let mut owner = || {
@@ -306,6 +319,7 @@ pub fn run_scenario<D: DequeUnderTest>(
 fn thief_body<D: DequeUnderTest>(
     deque: &D,
     stealer: D::Stealer,
+    victim: Flavor,
     actions: Vec<ThiefAction>,
     mut log: ThreadLog,
     phase: Phase,
@@ -325,6 +339,7 @@ fn thief_body<D: DequeUnderTest>(
                     deque.steal_batch(
                         &stealer,
                         destination.get_or_insert_with(|| deque.destination()),
+                        victim,
                         limit,
                         false,
                     ),
@@ -337,6 +352,7 @@ fn thief_body<D: DequeUnderTest>(
                     deque.steal_batch(
                         &stealer,
                         destination.get_or_insert_with(|| deque.destination()),
+                        victim,
                         limit,
                         true,
                     ),

@@ -92,7 +92,7 @@ struct Stage {
 /// may be waiting at once. A long spin is worse here: when another user's
 /// job takes one core, the waiting thread would burn the timeslice that the
 /// working thread needs.
-fn wait_until(mut condition: impl FnMut() -> bool) {
+pub fn wait_until(mut condition: impl FnMut() -> bool) {
     let mut spins = 0u32;
     while !condition() {
         if spins < 64 {

@@ -12,11 +12,15 @@
 //! - `CHASE_LEV_BENCH_TASKS`: tasks per round of the concurrent scenarios
 //!   (default 10000);
 //! - `CHASE_LEV_BENCH_ROUNDS`: rounds per deque of the interleaved table
-//!   printed last (default 400; see `interleaved.rs`).
+//!   (default 400; see `interleaved.rs`);
+//! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
+//!   scenario in the interleaved injector table (default 30; see
+//!   `injector.rs`; 0 skips it).
 
 mod concurrent;
 mod contenders;
 mod cpu_time;
+mod injector;
 mod interleaved;
 mod owner_paths;
 mod ratios;
@@ -157,12 +161,32 @@ fn bench_concurrent(
     group.finish();
 }
 
+/// Runs one injector scenario for chase-lev's and crossbeam-deque's.
+fn bench_injector(criterion: &mut Criterion, tasks: u64, scenario: injector::Scenario) {
+    fn one<C: injector::InjectorContender>(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        tasks: u64,
+        scenario: injector::Scenario,
+    ) {
+        group.bench_function(C::NAME, |bencher| {
+            bencher.iter_custom(|rounds| injector::run::<C>(scenario, tasks, rounds))
+        });
+    }
+    let mut group = criterion.benchmark_group(scenario.label());
+    group.throughput(Throughput::Elements(tasks));
+    group.sampling_mode(SamplingMode::Flat);
+    one::<injector::ChaseLevInjector>(&mut group, tasks, scenario);
+    one::<injector::CrossbeamInjector>(&mut group, tasks, scenario);
+    group.finish();
+}
+
 fn main() {
     let samples = env_number("CHASE_LEV_BENCH_SAMPLES", 10.0) as usize;
     let seconds = env_number("CHASE_LEV_BENCH_SECONDS", 1.0);
     let warmup = env_number("CHASE_LEV_BENCH_WARMUP", 0.3);
     let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
     let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
+    let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 30.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
@@ -234,9 +258,15 @@ fn main() {
         Scenario::ProducerThreeThieves,
     );
 
+    for scenario in injector::SCENARIOS {
+        bench_injector(&mut criterion, tasks, scenario);
+    }
+
     single.final_summary();
     criterion.final_summary();
     ratios::print_ratio_table(&output, started);
+    ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
+    injector::print_interleaved_table(tasks, injector_turns);
     interleaved::print_interleaved_table(interleaved_rounds);
     concurrent::print_retry_table();
 }

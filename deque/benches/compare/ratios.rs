@@ -189,6 +189,63 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
     }
 }
 
+/// The injector scenarios' table: chase-lev's `Injector` against
+/// crossbeam-deque's, from this run's criterion estimates (wall-clock time
+/// per task).
+pub fn print_injector_table<const N: usize>(
+    directory: &Path,
+    since: SystemTime,
+    groups: [&str; N],
+) {
+    let mut found = BTreeMap::new();
+    collect(directory, since, &mut found);
+    let figure = |group: &str, deque: &str| found.get(&(group.to_string(), deque.to_string()));
+    if groups
+        .iter()
+        .all(|group| figure(group, "chase-lev").is_none())
+    {
+        return;
+    }
+    println!();
+    println!(
+        "Injector, ns per task (wall-clock, median of criterion's samples; 'best' divides the"
+    );
+    println!("fastest samples; below 1 means chase-lev is faster):");
+    const WIDTHS: [usize; 5] = [37, 9, 15, 19, 26];
+    print_row(
+        &[
+            "benchmark",
+            "chase-lev",
+            "crossbeam-deque",
+            "chase-lev/crossbeam",
+            "(best) chase-lev/crossbeam",
+        ],
+        &WIDTHS,
+    );
+    print_separator(&WIDTHS);
+    for group in groups {
+        let (mine, theirs) = (figure(group, "chase-lev"), figure(group, "crossbeam-deque"));
+        let cell = |figures: Option<&Figures>| {
+            figures.map_or("-".to_string(), |f| format!("{:.2}", f.median))
+        };
+        let ratio = |best: bool| match (mine, theirs) {
+            (Some(mine), Some(theirs)) if best => format!("{:.2}", mine.best / theirs.best),
+            (Some(mine), Some(theirs)) => format!("{:.2}", mine.median / theirs.median),
+            _ => "-".to_string(),
+        };
+        print_row(
+            &[
+                group.to_string(),
+                cell(mine),
+                cell(theirs),
+                ratio(false),
+                ratio(true),
+            ],
+            &WIDTHS,
+        );
+    }
+}
+
 /// The columns that both tables share: each deque's figure and the ratios.
 pub const FIGURE_COLUMNS: [&str; 6] = [
     "chase-lev",

@@ -309,6 +309,7 @@ impl<A: Atomics> DequeUnderTest for BrokenDeque<A> {
         &self,
         stealer: &Handle<A>,
         _destination: &Handle<A>,
+        _victim: Flavor,
         limit: usize,
         _and_pop: bool,
     ) -> Outcome {

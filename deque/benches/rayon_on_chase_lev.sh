@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# rayon on chase-lev against rayon on crossbeam-deque: the same program
+# (tests/drop-in/rayon-on-chase-lev), the same rayon and rayon-core (from
+# tests/drop-in/Cargo.lock), built twice: once through the workspace's
+# `[patch.crates-io]` (crossbeam-deque = chase-lev), once from a copy of the
+# workspace without the patch (crossbeam-deque from crates.io). Then runs of
+# the two binaries alternate (which one goes first alternates too), each run
+# one process timing one workload's parallel part in-process, and the table
+# gives each build's median and the ratio of the medians.
+#
+# Usage: deque/benches/rayon_on_chase_lev.sh [runs]   (default 11 per build
+# and workload). Needs only cargo, coreutils and awk;
+# crossbeam-deque is fetched from crates.io for the unpatched build.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+runs="${1:-11}"
+root="$PWD"
+work="${CARGO_TARGET_DIR:-$root/target}/rayon-on-chase-lev-bench"
+mkdir -p "$work"
+
+echo "building rayon on chase-lev (tests/drop-in, through [patch.crates-io])"
+(cd tests/drop-in && cargo build --quiet --locked --release -p rayon-on-chase-lev)
+cp tests/drop-in/target/release/rayon-on-chase-lev "$work/on-chase-lev"
+(cd tests/drop-in && cargo tree --locked -e normal -i crossbeam-deque --depth 0)
+
+echo "building rayon on crossbeam-deque (the same workspace without the patch)"
+unpatched="$work/unpatched"
+rm -rf "$unpatched/rayon-on-chase-lev"
+mkdir -p "$unpatched"
+cp -r tests/drop-in/rayon-on-chase-lev "$unpatched/"
+rm -rf "$unpatched/rayon-on-chase-lev/target"
+# The workspace manifest minus the [patch.crates-io] table and the drop-in
+# member; the lock keeps rayon's versions, crossbeam-deque resolves anew.
+sed -e '/^\[patch\.crates-io\]/,/^$/d' \
+    -e 's/^members = .*/members = ["rayon-on-chase-lev"]/' \
+    tests/drop-in/Cargo.toml >"$unpatched/Cargo.toml"
+cp tests/drop-in/Cargo.lock "$unpatched/Cargo.lock"
+(cd "$unpatched" && cargo build --quiet --release -p rayon-on-chase-lev)
+cp "$unpatched/target/release/rayon-on-chase-lev" "$work/on-crossbeam"
+(cd "$unpatched" && cargo tree -e normal -i crossbeam-deque --depth 0)
+
+"$work/on-chase-lev" check >/dev/null
+"$work/on-crossbeam" check --any-deque >/dev/null
+
+workloads=(fib-join fib-cutoff sort sum fib-serial)
+describe() {
+    case "$1" in
+        fib-join) echo "fib(32), a join at every level" ;;
+        fib-cutoff) echo "fib(38), joins only for n > 20" ;;
+        sort) echo "par_sort_unstable, 4M u64" ;;
+        sum) echo "par_iter().sum(), 10M u64" ;;
+        fib-serial) echo "control: fib(35) without rayon" ;;
+    esac
+}
+
+samples="$work/samples"
+: >"$samples"
+echo "running: $runs runs per build and workload, alternating"
+for ((run = 0; run < runs; run++)); do
+    for workload in "${workloads[@]}"; do
+        if ((run % 2 == 0)); then order=(on-chase-lev on-crossbeam); else order=(on-crossbeam on-chase-lev); fi
+        for build in "${order[@]}"; do
+            nanoseconds=$("$work/$build" bench "$workload" | awk '{print $2}')
+            echo "$workload $build $nanoseconds" >>"$samples"
+        done
+    done
+done
+
+median() { # median of the numbers on stdin
+    sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+echo
+echo "rayon $(awk -F'"' '/^name = "rayon"$/ {getline; print $2}' tests/drop-in/Cargo.lock) on $(nproc) CPUs; median of $runs runs each (ms, in-process timing of the parallel part)"
+echo
+echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam |"
+echo "|---|---:|---:|---:|"
+for workload in "${workloads[@]}"; do
+    mine=$(awk -v w="$workload" '$1 == w && $2 == "on-chase-lev" {print $3}' "$samples" | median)
+    theirs=$(awk -v w="$workload" '$1 == w && $2 == "on-crossbeam" {print $3}' "$samples" | median)
+    awk -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
+        'BEGIN {printf "| %s | %.1f | %.1f | %.2f |\n", name, a / 1e6, b / 1e6, a / b}'
+done
