@@ -288,8 +288,23 @@ impl Hazard {
         }
     }
 
+    /// Announces `buffer` instead (the owner replaced the announced one);
+    /// the caller must issue a SeqCst fence again.
+    #[inline(always)]
+    pub(crate) fn reprotect(&mut self, buffer: *mut ()) {
+        // SAFETY: as in `protect`.
+        unsafe { &*self.record }.protect(buffer, self.policy);
+        self.buffer = buffer;
+    }
+
+    /// The announced buffer.
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> *mut () {
+        self.buffer
+    }
+
     /// Whether `buffer`, loaded after the fence, is the one this hazard
-    /// protects (if not, the owner replaced it meanwhile: a lost race).
+    /// protects (if not, the owner replaced it meanwhile).
     #[inline(always)]
     pub(crate) fn covers(&self, buffer: *mut ()) -> bool {
         self.buffer == buffer

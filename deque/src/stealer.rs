@@ -80,40 +80,42 @@ impl<T> Stealer<T> {
     }
 
     /// The loads of `steal` up to the slot read, for a thread whose hazard
-    /// slot already protects a buffer: `Empty` if the deque looked empty,
-    /// `Retry` if the buffer changed or `top` has already moved before the
-    /// buffer's lap.
+    /// slot already protects a buffer (the next task of a batch): `Empty` if
+    /// the deque looked empty, `Retry` if the buffer changed or `top` has
+    /// already moved before the buffer's lap.
     #[inline(always)]
     fn look<'h>(&self, hazard: &'h Hazard) -> Steal<Snapshot<'h, T>> {
         let (top, bottom) = self.indices();
         if top >= bottom {
             return Steal::Empty;
         }
-        self.snapshot(hazard, top, bottom)
-    }
-
-    /// The buffer load that follows the index loads once they show a task.
-    #[inline(always)]
-    fn snapshot<'h>(&self, hazard: &'h Hazard, top: i64, bottom: i64) -> Steal<Snapshot<'h, T>> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
         let buffer = inner.buffer.load(inner.policy.buffer_load());
         if !hazard.covers(buffer.cast()) {
             // The owner replaced the buffer since this thread announced it:
-            // a lost race (proofs-notes/reclamation.md#hazard-slots).
+            // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             trace!(inner, "steal: the buffer changed");
             return Steal::Retry;
         }
-        // SAFETY: this thread's hazard slot held `buffer` before the fence,
-        // and the load after the fence still saw it, so the owner will not
-        // free it while the hazard lives (proofs-notes/reclamation.md#hazard-slots).
-        let buffer = unsafe { &*buffer };
+        self.snapshot(hazard, top, bottom)
+    }
+
+    /// The task at `top` in the buffer that `hazard` protects, unless `top`
+    /// has already moved before the buffer's lap (`Retry`).
+    #[inline(always)]
+    fn snapshot<'h>(&self, hazard: &'h Hazard, top: i64, bottom: i64) -> Steal<Snapshot<'h, T>> {
+        // SAFETY: this thread's hazard slot held the pointer before a fence
+        // after which the deque's buffer pointer still was that one, so the
+        // owner will not free it while the hazard lives
+        // (proofs-notes/reclamation.md#hazard-slots).
+        let buffer = unsafe { &*hazard.buffer().cast::<Buffer<T>>() };
         if !buffer.covers(top) {
             // The owner has moved to a buffer whose lap starts past `top`:
             // `top` has moved on and the CAS would fail, a lost race
             // (proofs-notes/reclamation.md#no-wrap).
-            trace!(inner, "steal: index {top} outside the buffer's lap");
+            trace!(self.inner, "steal: index {top} outside the buffer's lap");
             return Steal::Retry;
         }
         Steal::Success(Snapshot {
@@ -125,7 +127,8 @@ impl<T> Stealer<T> {
 
     /// Lê et al.'s first loads (top, the SeqCst fence, bottom), with this
     /// thread's hazard slot announcing the buffer before the fence, so that
-    /// the one fence serves both the algorithm and reclamation
+    /// the one fence serves both the algorithm and reclamation; then the
+    /// buffer pointer again, which must still be the announced one
     /// (proofs-notes/reclamation.md#hazard-slots). `None` if the deque
     /// looked empty.
     #[inline(always)]
@@ -133,14 +136,30 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         let top = self.load_top();
         // Ordering: Relaxed: only the value to announce; the Acquire load
-        // after the fence (`snapshot`) checks it and synchronizes
+        // after the fence checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).
-        let buffer = inner.buffer.load(Relaxed);
-        let hazard = Hazard::protect(buffer.cast(), inner.policy);
-        // Ordering: the steal's SeqCst fence, which also orders the hazard
-        // store before the buffer load (proofs-notes/reclamation.md#hazard-slots).
-        let bottom = self.fence_then_bottom();
-        (top < bottom).then_some((hazard, top, bottom))
+        let announced = inner.buffer.load(Relaxed);
+        let mut hazard = Hazard::protect(announced.cast(), inner.policy);
+        loop {
+            // Ordering: the steal's SeqCst fence, which also orders the
+            // hazard store before the buffer load below
+            // (proofs-notes/reclamation.md#hazard-slots).
+            let bottom = self.fence_then_bottom();
+            if top >= bottom {
+                return None;
+            }
+            // Ordering: Acquire, pairs with the release store of a new
+            // buffer (proofs-notes/reclamation.md#publication).
+            let buffer = inner.buffer.load(inner.policy.buffer_load());
+            if hazard.covers(buffer.cast()) {
+                return Some((hazard, top, bottom));
+            }
+            // The owner replaced the buffer after the announcement: announce
+            // the new one and fence again. Only a buffer change, which is
+            // progress of the owner's, repeats this (lock-free).
+            trace!(inner, "steal: the buffer changed, announcing the new one");
+            hazard.reprotect(buffer.cast());
+        }
     }
 
     /// The thief's CAS that claims `count` tasks from `top`.
