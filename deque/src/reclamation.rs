@@ -193,11 +193,12 @@ impl Record {
 }
 
 impl Drop for Registry {
-    /// Only the model checkers' per-execution registries are ever dropped
-    /// (std's is a static): then no thread is left, so every record goes.
+    /// Only loom's per-execution registries are ever dropped here (std's is
+    /// a static, shuttle's leak: `sync::registry_drop_leaks`): then no thread
+    /// is left, so every record goes.
     fn drop(&mut self) {
-        if crate::sync::model_is_unwinding() {
-            return; // leaks the records of a failed model execution
+        if crate::sync::registry_drop_leaks() {
+            return; // a model execution's records (see the shim)
         }
         // Ordering: Relaxed: `&mut self`, no other thread is left
         // (proofs-notes/reclamation.md#records).

@@ -285,6 +285,16 @@ pub(crate) fn model_is_unwinding() -> bool {
     cfg!(chase_lev_loom) && std::thread::panicking()
 }
 
+/// Whether the registry's drop must leave its records alone: under loom
+/// when a failed execution unwinds (above), and always under shuttle, which
+/// drops a test's statics after its tasks have finished, where its atomics
+/// cannot be touched. The records of a model execution then leak (a few per
+/// execution); std's registry is a static and is never dropped.
+#[inline(always)]
+pub(crate) fn registry_drop_leaks() -> bool {
+    cfg!(chase_lev_shuttle) || model_is_unwinding()
+}
+
 /// Frees a retired buffer.
 ///
 /// # Safety
