@@ -298,12 +298,6 @@ impl Hazard {
         self.buffer = buffer;
     }
 
-    /// The announced buffer.
-    #[inline(always)]
-    pub(crate) fn buffer(&self) -> *mut () {
-        self.buffer
-    }
-
     /// Whether `buffer`, loaded after the fence, is the one this hazard
     /// protects (if not, the owner replaced it meanwhile).
     #[inline(always)]

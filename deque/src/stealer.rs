@@ -99,18 +99,27 @@ impl<T> Stealer<T> {
             trace!(inner, "steal: the buffer changed");
             return Steal::Retry;
         }
-        self.snapshot(hazard, top, bottom)
+        self.snapshot(hazard, buffer, top, bottom)
     }
 
-    /// The task at `top` in the buffer that `hazard` protects, unless `top`
-    /// has already moved before the buffer's lap (`Retry`).
+    /// The task at `top` in `buffer`, which `hazard` protects, unless `top`
+    /// has already moved before the buffer's lap (`Retry`). `buffer` is the
+    /// pointer as loaded after the fence, not the announced copy: the two
+    /// are equal, but if the announced buffer was freed and a new one took
+    /// its address, only the fresh load points into the live allocation.
     #[inline(always)]
-    fn snapshot<'h>(&self, hazard: &'h Hazard, top: i64, bottom: i64) -> Steal<Snapshot<'h, T>> {
-        // SAFETY: this thread's hazard slot held the pointer before a fence
-        // after which the deque's buffer pointer still was that one, so the
-        // owner will not free it while the hazard lives
+    fn snapshot<'h>(
+        &self,
+        _hazard: &'h Hazard,
+        buffer: *mut Buffer<T>,
+        top: i64,
+        bottom: i64,
+    ) -> Steal<Snapshot<'h, T>> {
+        // SAFETY: this thread's hazard slot held this address before a fence
+        // after which the deque's buffer pointer still was this one, so the
+        // owner will not free it while `_hazard` lives
         // (proofs-notes/reclamation.md#hazard-slots).
-        let buffer = unsafe { &*hazard.buffer().cast::<Buffer<T>>() };
+        let buffer = unsafe { &*buffer };
         if !buffer.covers(top) {
             // The owner has moved to a buffer whose lap starts past `top`:
             // `top` has moved on and the CAS would fail, a lost race
@@ -132,7 +141,8 @@ impl<T> Stealer<T> {
     /// (proofs-notes/reclamation.md#hazard-slots). `None` if the deque
     /// looked empty.
     #[inline(always)]
-    fn protect_if_not_empty(&self) -> Option<(Hazard, i64, i64)> {
+    #[allow(clippy::type_complexity)]
+    fn protect_if_not_empty(&self) -> Option<(Hazard, *mut Buffer<T>, i64, i64)> {
         let inner = &*self.inner;
         let top = self.load_top();
         // Ordering: Relaxed: only the value to announce; the Acquire load
@@ -152,7 +162,7 @@ impl<T> Stealer<T> {
             // buffer (proofs-notes/reclamation.md#publication).
             let buffer = inner.buffer.load(inner.policy.buffer_load());
             if hazard.covers(buffer.cast()) {
-                return Some((hazard, top, bottom));
+                return Some((hazard, buffer, top, bottom));
             }
             // The owner replaced the buffer after the announcement: announce
             // the new one and fence again. Only a buffer change, which is
@@ -202,10 +212,10 @@ impl<T> Stealer<T> {
     #[inline]
     pub fn steal(&self) -> Steal<T> {
         let policy = self.inner.policy;
-        let Some((hazard, top, bottom)) = self.protect_if_not_empty() else {
+        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
             return Steal::Empty;
         };
-        let seen = match self.snapshot(&hazard, top, bottom) {
+        let seen = match self.snapshot(&hazard, buffer, top, bottom) {
             Steal::Success(seen) => seen,
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
@@ -387,10 +397,10 @@ impl<T> Stealer<T> {
                 },
             };
         }
-        let Some((hazard, top, bottom)) = self.protect_if_not_empty() else {
+        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
             return Steal::Empty;
         };
-        let first = match self.snapshot(&hazard, top, bottom) {
+        let first = match self.snapshot(&hazard, buffer, top, bottom) {
             Steal::Success(seen) => seen,
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
