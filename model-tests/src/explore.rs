@@ -252,3 +252,53 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         "a panic without a message".to_string()
     }
 }
+
+/// How many explorations run side by side: `CHASE_LEV_MODEL_THREADS` if set,
+/// else the machine's cores. Loom and shuttle run a model on the OS thread
+/// that calls them, with thread-local state (and the ledger and the evidence
+/// are thread-local too), so explorations on separate threads share nothing.
+pub fn threads() -> usize {
+    match std::env::var("CHASE_LEV_MODEL_THREADS") {
+        Ok(value) => value
+            .parse::<usize>()
+            .ok()
+            .filter(|threads| *threads > 0)
+            .expect("CHASE_LEV_MODEL_THREADS must be a positive number"),
+        Err(_) => std::thread::available_parallelism().map_or(1, usize::from),
+    }
+}
+
+/// Runs `work` on every item, [`threads`] at a time, and calls `done` with
+/// each item and its result as soon as it is finished (so in the order
+/// they finish); returns the results in the items' order.
+pub fn side_by_side<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    done: impl FnMut(&T, &R) + Send,
+) -> Vec<R> {
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let finished: Mutex<(Vec<Option<R>>, _)> =
+        Mutex::new(((0..items.len()).map(|_| None).collect(), done));
+    std::thread::scope(|scope| {
+        for _ in 0..threads().min(items.len()) {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(index) else {
+                    break;
+                };
+                let result = work(item);
+                let mut finished = finished.lock().unwrap_or_else(|poison| poison.into_inner());
+                (finished.1)(item, &result);
+                finished.0[index] = Some(result);
+            });
+        }
+    });
+    let (results, _) = finished
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner());
+    results
+        .into_iter()
+        .map(|result| result.expect("every item was run"))
+        .collect()
+}

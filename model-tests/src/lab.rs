@@ -3,11 +3,13 @@
 //! scenario of the loom suite that kills it, the correct deque's count on
 //! that scenario, and the failing execution with the deque's event log.
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::evidence::{self, Failure};
-use crate::explore;
-use crate::on_loom::scenarios;
+use crate::explore::{self, Exploration};
+use crate::on_loom::scenarios::{self, Scenario};
 use crate::Mutant;
 
 /// A mutant's counterexample, as loom found it.
@@ -56,33 +58,109 @@ impl Counterexample {
     }
 }
 
+/// The correct deque's explorations, one per scenario, kept so that the
+/// mutants killed by the same scenario share one run of it (the biggest
+/// scenarios take minutes).
+#[derive(Default)]
+pub struct CorrectRuns {
+    runs: HashMap<&'static str, Exploration>,
+}
+
+impl CorrectRuns {
+    fn of(&mut self, scenario: &'static Scenario) -> &Exploration {
+        self.runs
+            .entry(scenario.name)
+            .or_insert_with(|| explore::with_loom(scenario, None))
+    }
+}
+
 /// Runs the suite's scenarios under loom against `mutant` until one kills
 /// it; `None` if none does.
 pub fn find(mutant: Mutant) -> Option<Counterexample> {
-    for scenario in scenarios::ALL {
-        let mutated = explore::with_loom(scenario, Some(mutant));
-        let Some(untraced) = mutated.failure else {
-            continue;
-        };
-        let correct = explore::with_loom(scenario, None);
-        // Again with the deque's event log on: loom explores in the same
-        // order, so the failing execution is the same one.
-        evidence::set_tracing(true);
-        let traced = explore::with_loom(scenario, Some(mutant));
-        evidence::set_tracing(false);
-        return Some(Counterexample {
-            mutant,
-            scenario: scenario.name,
-            threads: scenario.threads,
-            preemption_bound: explore::loom_preemption_bound(scenario),
-            correct_interleavings: correct.interleavings,
-            correct_elapsed: correct.elapsed,
-            correct_failure: correct.failure.map(|failure| failure.violation),
-            failing_interleaving: traced.interleavings,
-            failure: traced.failure.unwrap_or(untraced),
-        });
+    let scenario = scenarios::ALL
+        .iter()
+        .filter(|scenario| scenario.reaches(mutant.name()))
+        .find(|scenario| !explore::with_loom(scenario, Some(mutant)).passed())?;
+    counterexample(mutant, scenario, &mut CorrectRuns::default())
+}
+
+/// The counterexample of `mutant` in `scenario`, which kills it (the
+/// matrix found so): the correct deque's run of the scenario (from
+/// `correct`), and the mutant's failing execution again, with the deque's
+/// event log on. `None` if the scenario does not kill it after all.
+pub fn counterexample(
+    mutant: Mutant,
+    scenario: &'static Scenario,
+    correct: &mut CorrectRuns,
+) -> Option<Counterexample> {
+    let correct = correct.of(scenario).clone();
+    // Loom explores in the same order every time, so the failing execution
+    // is the same one as the untraced run's.
+    evidence::set_tracing(true);
+    let traced = explore::with_loom(scenario, Some(mutant));
+    evidence::set_tracing(false);
+    Some(Counterexample {
+        mutant,
+        scenario: scenario.name,
+        threads: scenario.threads,
+        preemption_bound: explore::loom_preemption_bound(scenario),
+        correct_interleavings: correct.interleavings,
+        correct_elapsed: correct.elapsed,
+        correct_failure: correct.failure.map(|failure| failure.violation),
+        failing_interleaving: traced.interleavings,
+        failure: traced.failure?,
+    })
+}
+
+/// The scenario of the suite called `name`.
+pub fn scenario_named(name: &str) -> Option<&'static Scenario> {
+    scenarios::ALL.iter().find(|scenario| scenario.name == name)
+}
+
+/// Whether a counterexample has steps to draw: the deque's event log of the
+/// failing execution. (The Injector records no event log yet, so its
+/// counterexamples have none.)
+pub fn has_steps(counterexample: &Counterexample) -> bool {
+    !counterexample.failure.trace.is_empty()
+}
+
+/// Writes the gallery into `dir`: `<mutant>.svg` for every counterexample
+/// with steps, and the index `README.md`. `found` has every mutant, in the
+/// order of [`Mutant::ALL`]; `report` gets one line per mutant.
+pub fn write_gallery(
+    dir: &Path,
+    found: &[(Mutant, Option<Counterexample>)],
+    mut report: impl FnMut(String),
+) -> Result<(), String> {
+    let write = |file: &Path, contents: &str| {
+        std::fs::write(file, contents).map_err(|error| format!("{}: {error}", file.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    for (mutant, counterexample) in found {
+        let name = mutant.name();
+        match counterexample {
+            Some(counterexample) if has_steps(counterexample) => {
+                let file = dir.join(format!("{name}.svg"));
+                let picture = crate::diagram::draw(counterexample);
+                write(&file, &picture.svg)?;
+                report(format!(
+                    "{name:<30} killed by {} at interleaving {}: {} ({} steps, {}x{} px)",
+                    counterexample.scenario,
+                    counterexample.failing_interleaving,
+                    file.display(),
+                    picture.labels.len(),
+                    picture.width,
+                    picture.height
+                ));
+            }
+            Some(counterexample) => report(format!(
+                "{name:<30} killed by {}, but its execution has no event log: no picture",
+                counterexample.scenario
+            )),
+            None => report(format!("{name:<30} not killed: no picture")),
+        }
     }
-    None
+    write(&dir.join("README.md"), &gallery_index(found))
 }
 
 /// The gallery's index page (`docs/fence-lab/README.md`): for each mutant
@@ -96,9 +174,10 @@ pub fn gallery_index(found: &[(Mutant, Option<Counterexample>)]) -> String {
     let _ = writeln!(
         out,
         "# The fence lab's gallery\n\n\
-         <!-- Generated by `cargo run --release -p model-tests --bin fence-lab -- --svg-dir docs/fence-lab`\n     \
-         from model-tests/src/lessons.rs and loom's counterexamples; .ci/run fails if it is out of date. -->\n\n\
-         One picture for each mutant that loom kills: the failing interleaving the fence lab finds,\n\
+         <!-- Generated by `cargo run --release -p model-tests --bin mutation-matrix -- --gallery docs/fence-lab`\n     \
+         (or `fence-lab -- --svg-dir docs/fence-lab`) from model-tests/src/lessons.rs and loom's\n     \
+         counterexamples; .ci/run fails if it is out of date. -->\n\n\
+         One picture for each mutant that loom kills (where the code records an event log): the failing interleaving the fence lab finds,\n\
          drawn as a sequence diagram. A lane per thread, time going down, one row per step of the\n\
          deque's event log (numbered as the lab's text trace), each operation a box from its call to its\n\
          return. Each load names the value it read, with an arrow from the store that wrote it; a\n\
@@ -124,7 +203,16 @@ pub fn gallery_index(found: &[(Mutant, Option<Counterexample>)]) -> String {
             counterexample.failing_interleaving,
             counterexample.correct_interleavings
         );
-        let _ = writeln!(out, "[![{name}]({name}.svg)]({name}.svg)\n");
+        if has_steps(counterexample) {
+            let _ = writeln!(out, "[![{name}]({name}.svg)]({name}.svg)\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "No picture: this code records no event log yet, so the failing execution has no \
+                 steps to draw (`cargo run --release -p model-tests --bin fence-lab -- {name}` \
+                 prints loom's verdict).\n"
+            );
+        }
     }
     let survivors: Vec<Mutant> = found
         .iter()

@@ -210,7 +210,10 @@ pub struct ShuttleBudget {
 pub fn loom_verdict(mutant: Mutant) -> LoomVerdict {
     let mut interleavings = 0;
     let mut elapsed = Duration::ZERO;
-    for scenario in on_loom::scenarios::ALL {
+    for scenario in on_loom::scenarios::ALL
+        .iter()
+        .filter(|scenario| scenario.reaches(mutant.name()))
+    {
         let exploration: Exploration = explore::with_loom(scenario, Some(mutant));
         elapsed += exploration.elapsed;
         if let Some(failure) = exploration.failure {
@@ -237,7 +240,10 @@ pub fn shuttle_verdict(mutant: Mutant, budget: ShuttleBudget) -> ShuttleVerdict 
         return ShuttleVerdict::NotRun;
     }
     let mut schedules = 0;
-    for scenario in on_shuttle::scenarios::ALL {
+    for scenario in on_shuttle::scenarios::ALL
+        .iter()
+        .filter(|scenario| scenario.reaches(mutant.name()))
+    {
         for scheduler in [ShuttleScheduler::Pct(3), ShuttleScheduler::Random] {
             let exploration = explore::with_shuttle(
                 scenario,
@@ -277,29 +283,28 @@ pub fn read_miri_results(path: &Path) -> Vec<(String, MiriVerdict)> {
         .collect()
 }
 
-/// Runs the whole matrix; `progress` is called after each row.
+/// Runs the whole matrix, several mutants side by side
+/// ([`explore::side_by_side`]); `progress` is called after each row, in the
+/// order the rows finish. The rows come back in the order of [`Mutant::ALL`].
 pub fn run_matrix(
     shuttle: ShuttleBudget,
     miri_results: &Path,
-    mut progress: impl FnMut(&Row),
+    mut progress: impl FnMut(&Row) + Send,
 ) -> Vec<Row> {
     let miri = read_miri_results(miri_results);
-    Mutant::ALL
-        .into_iter()
-        .map(|mutant| {
-            let row = Row {
-                mutant,
-                loom: loom_verdict(mutant),
-                shuttle: shuttle_verdict(mutant, shuttle),
-                miri: miri
-                    .iter()
-                    .find(|(name, _)| name == mutant.name())
-                    .map_or(MiriVerdict::NotRun, |(_, verdict)| verdict.clone()),
-            };
-            progress(&row);
-            row
-        })
-        .collect()
+    explore::side_by_side(
+        &Mutant::ALL,
+        |&mutant| Row {
+            mutant,
+            loom: loom_verdict(mutant),
+            shuttle: shuttle_verdict(mutant, shuttle),
+            miri: miri
+                .iter()
+                .find(|(name, _)| name == mutant.name())
+                .map_or(MiriVerdict::NotRun, |(_, verdict)| verdict.clone()),
+        },
+        |_, row| progress(row),
+    )
 }
 
 impl Row {

@@ -1,67 +1,64 @@
-//! The fence lab's gallery (`docs/fence-lab/`) draws what it claims to: every
-//! committed picture renders, with a pure-Rust renderer, to an image of the
-//! size the lab lays out, and names every step of the counterexample loom
-//! finds today. (That the gallery is byte-for-byte what the lab generates is
-//! checked by `.ci/run`, which regenerates it.)
+//! The fence lab's gallery (`docs/fence-lab/`) is a gallery: its index
+//! links every picture and every picture it links exists; every committed
+//! picture renders, with a pure-Rust renderer, to a drawn image and numbers
+//! its steps from 1, each with a label; every mutant the committed matrix
+//! files as killed has its section in the index. (That the gallery is
+//! byte-for-byte what loom finds today is checked by `.ci/run`, which draws
+//! it again with `mutation-matrix --gallery` and compares: this test runs no
+//! model checker.)
 //!
 //! Part of `cargo test --features loom`.
 #![cfg(feature = "loom")]
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
-use model_tests::diagram::{self, Diagram};
-use model_tests::lab;
-use model_tests::Mutant;
+use model_tests::matrix;
 use resvg::tiny_skia::{Pixmap, Transform};
 use resvg::usvg;
-
-/// A committed picture and what the lab draws for its mutant now.
-struct Picture {
-    mutant: Mutant,
-    committed: String,
-    drawn: Diagram,
-}
 
 fn gallery_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/fence-lab")
 }
 
-/// Every picture of the gallery, with the lab's drawing of the same mutant
-/// (loom runs once for all the tests of this file).
-fn pictures() -> &'static [Picture] {
-    static PICTURES: OnceLock<Vec<Picture>> = OnceLock::new();
-    PICTURES.get_or_init(|| {
-        // The gallery is drawn with the scenarios' own preemption bounds
-        // (`.ci/run` draws it so); only this test binary reads the variable.
-        std::env::remove_var("LOOM_MAX_PREEMPTIONS");
-        let mut pictures = Vec::new();
-        for mutant in Mutant::ALL {
-            let file = gallery_dir().join(format!("{}.svg", mutant.name()));
-            let Ok(committed) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            let counterexample = lab::find(mutant).unwrap_or_else(|| {
-                panic!(
-                    "{} is in the gallery, but loom no longer kills {}",
-                    file.display(),
-                    mutant.name()
-                )
-            });
-            pictures.push(Picture {
-                mutant,
-                committed,
-                drawn: diagram::draw(&counterexample),
-            });
-        }
-        assert!(
-            pictures.len() >= 2,
-            "the gallery in {} has {} pictures; the fence lab draws one per mutant loom kills",
-            gallery_dir().display(),
-            pictures.len()
-        );
-        pictures
-    })
+fn read(name: &str) -> String {
+    let file = gallery_dir().join(name);
+    std::fs::read_to_string(&file).unwrap_or_else(|error| panic!("{}: {error}", file.display()))
+}
+
+/// The committed pictures: (file name, contents).
+fn pictures() -> Vec<(String, String)> {
+    let mut names: Vec<String> = std::fs::read_dir(gallery_dir())
+        .expect("docs/fence-lab exists")
+        .map(|entry| {
+            entry
+                .expect("a directory entry")
+                .file_name()
+                .into_string()
+                .expect("UTF-8")
+        })
+        .filter(|name| name.ends_with(".svg"))
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 2,
+        "the gallery in {} has {} pictures",
+        gallery_dir().display(),
+        names.len()
+    );
+    names
+        .into_iter()
+        .map(|name| (name.clone(), read(&name)))
+        .collect()
+}
+
+/// The pictures the index links, `[![name](name.svg)](name.svg)`.
+fn linked_pictures(index: &str) -> BTreeSet<String> {
+    index
+        .lines()
+        .filter_map(|line| line.strip_prefix("[![")?.split_once("]("))
+        .map(|(_, rest)| rest.split(')').next().unwrap_or_default().to_string())
+        .collect()
 }
 
 /// The texts of the SVG's `<text>` elements, trimmed.
@@ -82,19 +79,44 @@ fn texts(svg: &str) -> Result<Vec<String>, String> {
 }
 
 #[test]
-fn every_picture_renders_to_a_non_empty_image_of_the_size_the_lab_lays_out() {
-    for picture in pictures() {
-        let name = picture.mutant.name();
-        let tree = usvg::Tree::from_str(&picture.committed, &usvg::Options::default())
-            .unwrap_or_else(|error| panic!("{name}.svg does not parse: {error}"));
-        let size = tree.size().to_int_size();
-        assert_eq!(
-            (size.width(), size.height()),
-            (picture.drawn.width, picture.drawn.height),
-            "{name}.svg declares another size than the lab lays out (regenerate the gallery)"
+fn the_index_links_exactly_the_committed_pictures() {
+    let linked = linked_pictures(&read("README.md"));
+    let committed: BTreeSet<String> = pictures().into_iter().map(|(name, _)| name).collect();
+    assert_eq!(
+        linked, committed,
+        "docs/fence-lab/README.md and the .svg files disagree (regenerate the gallery)"
+    );
+}
+
+#[test]
+fn every_mutant_the_matrix_files_as_killed_has_its_section_in_the_index() {
+    let index = read("README.md");
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mutation-matrix.tsv");
+    let rows = matrix::read_tsv(&std::fs::read_to_string(&file).expect("the matrix file"));
+    let killed: Vec<&matrix::Record> = rows.iter().filter(|row| row.verdict == "killed").collect();
+    assert!(
+        !killed.is_empty(),
+        "{} files no mutant as killed",
+        file.display()
+    );
+    for row in killed {
+        assert!(
+            index.contains(&format!("\n## {}\n", row.mutant)),
+            "the matrix files {} as killed by {}, but the gallery's index has no section for it",
+            row.mutant,
+            row.scenario
         );
+    }
+}
+
+#[test]
+fn every_picture_renders_to_a_drawn_image() {
+    for (name, svg) in pictures() {
+        let tree = usvg::Tree::from_str(&svg, &usvg::Options::default())
+            .unwrap_or_else(|error| panic!("{name} does not parse: {error}"));
+        let size = tree.size().to_int_size();
         let mut pixmap = Pixmap::new(size.width(), size.height())
-            .unwrap_or_else(|| panic!("{name}.svg has an empty size"));
+            .unwrap_or_else(|| panic!("{name} has an empty size"));
         resvg::render(&tree, Transform::identity(), &mut pixmap.as_mut());
         let pixels = pixmap.pixels();
         let drawn = pixels
@@ -105,7 +127,7 @@ fn every_picture_renders_to_a_non_empty_image_of_the_size_the_lab_lays_out() {
             .count();
         assert!(
             drawn * 10 >= pixels.len(),
-            "{name}.svg renders to {}x{} pixels of which only {drawn} are not blank",
+            "{name} renders to {}x{} pixels of which only {drawn} are not blank",
             size.width(),
             size.height()
         );
@@ -113,39 +135,32 @@ fn every_picture_renders_to_a_non_empty_image_of_the_size_the_lab_lays_out() {
 }
 
 #[test]
-fn every_picture_labels_every_step_of_the_counterexample() {
-    for picture in pictures() {
-        let name = picture.mutant.name();
-        let texts = texts(&picture.committed)
-            .unwrap_or_else(|error| panic!("{name}.svg is not well-formed XML: {error}"));
-        assert!(
-            !picture.drawn.labels.is_empty(),
-            "the lab's counterexample for {name} has no steps"
-        );
-        // In order: each step's number, then its label before the next
-        // step's number.
-        let mut cursor = 0;
-        for (index, label) in picture.drawn.labels.iter().enumerate() {
-            let number = (index + 1).to_string();
-            let next = (index + 2).to_string();
-            let found = texts[cursor..]
+fn every_picture_numbers_its_steps_from_one_each_with_a_label() {
+    for (name, svg) in pictures() {
+        let texts =
+            texts(&svg).unwrap_or_else(|error| panic!("{name} is not well-formed XML: {error}"));
+        let is_number = |text: &String| text.parse::<usize>().is_ok();
+        let numbers: Vec<usize> = texts.iter().filter_map(|text| text.parse().ok()).collect();
+        let mut expected = 1;
+        for number in &numbers {
+            if *number == expected {
+                expected += 1;
+            }
+        }
+        let steps = expected - 1;
+        assert!(steps >= 1, "{name} has no numbered step");
+        for step in 1..=steps {
+            let at = texts
                 .iter()
-                .position(|text| *text == number)
-                .map(|at| cursor + at)
-                .and_then(|at| {
-                    let end = texts[at..]
-                        .iter()
-                        .position(|text| *text == next)
-                        .map_or(texts.len(), |offset| at + offset);
-                    texts[at..end]
-                        .iter()
-                        .position(|text| text == label)
-                        .map(|offset| at + offset)
-                });
-            let Some(at) = found else {
-                panic!("{name}.svg lacks step {number}, `{label}` (regenerate the gallery)");
-            };
-            cursor = at + 1;
+                .position(|text| *text == step.to_string())
+                .expect("counted above");
+            assert!(
+                texts[at + 1..]
+                    .iter()
+                    .take_while(|text| !is_number(text))
+                    .any(|text| !text.is_empty()),
+                "{name}: step {step} has no label after its number"
+            );
         }
     }
 }

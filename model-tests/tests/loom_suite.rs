@@ -41,17 +41,27 @@ fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
     if let Some(only) = &only {
         println!("CHASE_LEV_LOOM_ONLY={only}: only the scenarios whose name contains it");
     }
-    let selected = scenarios::ALL.iter().filter(|scenario| {
-        only.as_ref()
-            .is_none_or(|only| scenario.name.contains(only.as_str()))
-    });
-    for scenario in selected {
-        let exploration = explore::with_loom_shipped(scenario);
-        print_line(scenario, &exploration);
-        if let Some(failure) = &exploration.failure {
-            println!("    FAILED: {}", failure.violation);
-            all_passed = false;
-        }
+    let selected: Vec<&Scenario> = scenarios::ALL
+        .iter()
+        .filter(|scenario| {
+            only.as_ref()
+                .is_none_or(|only| scenario.name.contains(only.as_str()))
+        })
+        .collect();
+    // Scenarios run side by side (`CHASE_LEV_MODEL_THREADS`, default: one
+    // per core); each line is printed when its scenario is done.
+    let explorations = explore::side_by_side(
+        &selected,
+        |scenario| explore::with_loom_shipped(scenario),
+        |scenario, exploration| {
+            print_line(scenario, exploration);
+            if let Some(failure) = &exploration.failure {
+                println!("    FAILED: {}", failure.violation);
+            }
+        },
+    );
+    for (scenario, exploration) in selected.into_iter().zip(explorations) {
+        all_passed &= exploration.passed();
         let bound = explore::loom_shipped_preemption_bound(scenario);
         if bound.is_some() || exploration.stopped_by_budget {
             not_exhaustive.push((scenario, bound, exploration));

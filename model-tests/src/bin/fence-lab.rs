@@ -230,8 +230,10 @@ fn model_check(mutant: Mutant) -> Option<Counterexample> {
 }
 
 /// `--svg-dir`: a picture for every mutant that loom kills, and the index.
+/// (`mutation-matrix --gallery DIR` draws the same gallery from its own
+/// run, which is how `.ci/run` checks it.)
 fn gallery(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    let mut correct = lab::CorrectRuns::default();
     let mut found = Vec::new();
     for mutant in Mutant::ALL {
         // A mutant the matrix files as surviving (with its argument) has no
@@ -240,31 +242,16 @@ fn gallery(dir: &Path) -> Result<(), String> {
         // here for each of them.
         let counterexample = match survivor_argument(mutant) {
             Some(_) => None,
-            None => lab::find(mutant),
+            None => model_tests::on_loom::scenarios::ALL
+                .iter()
+                .filter(|scenario| scenario.reaches(mutant.name()))
+                .find(|scenario| !model_tests::explore::with_loom(scenario, Some(mutant)).passed())
+                .and_then(|scenario| lab::counterexample(mutant, scenario, &mut correct)),
         };
-        match &counterexample {
-            Some(counterexample) => {
-                let file = dir.join(format!("{}.svg", mutant.name()));
-                let picture = diagram::draw(counterexample);
-                write(&file, &picture.svg)?;
-                println!(
-                    "{:<24} killed by {} at interleaving {}: {} ({} steps, {}x{} px)",
-                    mutant.name(),
-                    counterexample.scenario,
-                    counterexample.failing_interleaving,
-                    file.display(),
-                    picture.labels.len(),
-                    picture.width,
-                    picture.height
-                );
-            }
-            None => println!("{:<24} not killed: no picture", mutant.name()),
-        }
         found.push((mutant, counterexample));
     }
-    let index = dir.join("README.md");
-    write(&index, &lab::gallery_index(&found))?;
-    println!("index: {}", index.display());
+    lab::write_gallery(dir, &found, |line| println!("{line}"))?;
+    println!("index: {}", dir.join("README.md").display());
     Ok(())
 }
 

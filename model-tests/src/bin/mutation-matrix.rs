@@ -2,7 +2,11 @@
 //! shuttle, reads miri's results, prints the table and writes
 //! `model-tests/mutation-matrix.tsv`.
 //!
-//! Usage: `cargo run --release -p model-tests --bin mutation-matrix [-- --no-shuttle]`
+//! Usage: `cargo run --release -p model-tests --bin mutation-matrix [-- --no-shuttle] [--gallery DIR]`
+//! With `--gallery DIR` it also draws the fence lab's gallery into DIR from
+//! the same run (each killing scenario is run again only for the killed
+//! mutant's event log, and once for the correct deque); `.ci/run` compares
+//! it with `docs/fence-lab/`.
 //! Budget: `SHUTTLE_SCHEDULES` schedules per scenario for each of shuttle's
 //! random and PCT schedulers (default 1000); `LOOM_MAX_PREEMPTIONS`
 //! overrides the three-thread scenarios' preemption bounds.
@@ -12,12 +16,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use model_tests::lab;
 use model_tests::matrix::{self, ShuttleBudget};
 
 fn main() -> ExitCode {
     // Every kill is a panic inside the model checker; the table reports them.
     std::panic::set_hook(Box::new(|_| {}));
-    let run_shuttle = !std::env::args().any(|argument| argument == "--no-shuttle");
+    let arguments: Vec<String> = std::env::args().collect();
+    let run_shuttle = !arguments.iter().any(|argument| argument == "--no-shuttle");
+    let gallery = arguments
+        .iter()
+        .position(|argument| argument == "--gallery")
+        .map(|at| PathBuf::from(arguments.get(at + 1).expect("--gallery needs a directory")));
     let schedules = std::env::var("SHUTTLE_SCHEDULES").map_or(1000, |value| {
         value.parse().expect("SHUTTLE_SCHEDULES must be a number")
     });
@@ -61,6 +71,32 @@ fn main() -> ExitCode {
         output.display(),
         started.elapsed().as_secs_f64()
     );
+    if let Some(dir) = &gallery {
+        let started = Instant::now();
+        let mut correct = lab::CorrectRuns::default();
+        let found: Vec<_> = rows
+            .iter()
+            .map(|row| {
+                let counterexample = match &row.loom {
+                    matrix::LoomVerdict::Killed { scenario, .. } => {
+                        let scenario = lab::scenario_named(scenario).expect("a suite scenario");
+                        lab::counterexample(row.mutant, scenario, &mut correct)
+                    }
+                    matrix::LoomVerdict::Survived { .. } => None,
+                };
+                (row.mutant, counterexample)
+            })
+            .collect();
+        if let Err(message) = lab::write_gallery(dir, &found, |line| println!("  {line}")) {
+            eprintln!("mutation-matrix: {message}");
+            return ExitCode::FAILURE;
+        }
+        println!(
+            "the fence lab's gallery drawn in {} in {:.1} s",
+            dir.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     let gaps: Vec<&str> = rows
         .iter()
         .filter(|row| row.verdict() == "SURVIVED (gap)")
