@@ -15,8 +15,9 @@ use crate::trace::trace;
 /// The capacity of a worker made by `new_lifo` or `new_fifo`. Larger than
 /// crossbeam-deque's 64 because a buffer here holds one lap of indices: a
 /// deque that is pushed and popped around empty moves its indices on by one
-/// per last-task pop and changes buffers once per lap. At 256 slots that is
-/// under 2 instructions per operation (deque/benches/callgrind.sh).
+/// per last-task pop and changes buffers once per lap (reusing a retired
+/// buffer, without allocating: proofs-notes/reclamation.md#reuse). At 256
+/// slots that is under 2 instructions per operation (deque/benches/callgrind.sh).
 #[cfg(not(chase_lev_loom))]
 const DEFAULT_CAPACITY: usize = 256;
 
@@ -390,14 +391,36 @@ impl<T> Worker<T> {
         let inner = &*self.inner;
         let old = self.buffer();
         let old_capacity = old.capacity();
-        let new = Buffer::new(new_capacity, top);
+        // SAFETY: this is the owner, the only caller of `retired`.
+        let new = match unsafe { inner.retired() }.take_spare(new_capacity) {
+            Some(spare) => {
+                // SAFETY: a spare is held by no thread, and is published
+                // only below (proofs-notes/reclamation.md#reuse).
+                unsafe { (*spare).restart(top) };
+                spare
+            }
+            None => {
+                if new_capacity == old_capacity {
+                    // A move to the next lap with no spare: allocate one
+                    // more, so that the owner has three buffers of this
+                    // capacity and a thief holding one cannot leave it
+                    // without a spare (proofs-notes/reclamation.md#reuse).
+                    let spare = Box::into_raw(Box::new(Buffer::new(new_capacity, top)));
+                    // SAFETY: this is the owner, the only caller of `retired`.
+                    unsafe { inner.retired() }.add_spare(spare);
+                }
+                Box::into_raw(Box::new(Buffer::new(new_capacity, top)))
+            }
+        };
+        // SAFETY: `new` is live and not yet published: only this thread
+        // reaches it.
+        let new_buffer = unsafe { &*new };
         for index in top..bottom {
             // SAFETY: only the owner writes slots, so reading the old ones
             // races with nothing; the new buffer is not yet published.
-            unsafe { new.copy_slot(old, index, index) };
+            unsafe { new_buffer.copy_slot(old, index, index) };
         }
-        self.end.set(new.end());
-        let new = Box::into_raw(Box::new(new));
+        self.end.set(new_buffer.end());
         let old = self.buffer.replace(new);
         if new_capacity != old_capacity {
             // A resize starts the hysteresis afresh; a move to the next lap
@@ -429,7 +452,11 @@ impl<T> Worker<T> {
         let inner = &*self.inner;
         // SAFETY: this is the owner, the only caller of `retired`; `old` is
         // forwarded from the caller.
-        unsafe { inner.retired().retire(old, inner.policy) };
+        unsafe {
+            inner
+                .retired()
+                .retire(old, self.buffer().capacity(), inner.policy)
+        };
     }
 
     /// Pops a task: the newest for a LIFO worker, the oldest for a FIFO one.

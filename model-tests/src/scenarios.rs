@@ -502,12 +502,14 @@ fn one_task_pop_pop_against_a_steal(mutant: Option<Mutant>) {
     owner.finish(vec![thief]);
 }
 
-/// A join in a flat loop: push a task and pop it back, twice, on a buffer
-/// of one slot, so that the second push moves to a new lap (and retires the
-/// old buffer) after a CAS-only pop left `bottom` where it was; a thief that
-/// started before any push steals once, racing either CAS-only pop, the slot
-/// the owner writes after it, and the retire. (With a thief that steals
-/// twice, loom explores 1,148,603 interleavings in 105 s; once, fewer.)
+/// A join in a flat loop: push a task and pop it back, three times, on a
+/// buffer of one slot, so that each push after the first moves to a new lap
+/// after a CAS-only pop left `bottom` where it was: the second retires the
+/// first buffer (kept as a spare if the thief does not hold it), the third
+/// reuses that spare (proofs-notes/reclamation.md#reuse). A thief that
+/// started before any push steals once, racing a CAS-only pop, the slots
+/// the owner writes after it, a retire and a reuse. (Two cycles against a
+/// thief that steals twice: 1,148,603 interleavings, 105 s.)
 fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
     let owner = Owner::new(
         Shape {
@@ -518,7 +520,7 @@ fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
         mutant,
     );
     let thief = owner.stealer("thief 1").spawn(Thief::steal);
-    for task in 1..=2 {
+    for task in 1..=3 {
         owner.push(task);
         owner.pop();
     }
