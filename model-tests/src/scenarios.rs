@@ -65,6 +65,13 @@ pub const ALL: &[Scenario] = &[
         body: push_pop_around_empty_across_a_lap_against_a_steal,
     },
     Scenario {
+        name: "push_pop_three_laps_reusing_a_buffer_against_a_steal",
+        family: 1,
+        threads: 2,
+        preemption_bound: Some(2),
+        body: push_pop_three_laps_reusing_a_buffer_against_a_steal,
+    },
+    Scenario {
         name: "grow_while_a_thief_steals",
         family: 3,
         threads: 2,
@@ -502,14 +509,12 @@ fn one_task_pop_pop_against_a_steal(mutant: Option<Mutant>) {
     owner.finish(vec![thief]);
 }
 
-/// A join in a flat loop: push a task and pop it back, three times, on a
-/// buffer of one slot, so that each push after the first moves to a new lap
-/// after a CAS-only pop left `bottom` where it was: the second retires the
-/// first buffer (kept as a spare if the thief does not hold it), the third
-/// reuses that spare (proofs-notes/reclamation.md#reuse). A thief that
-/// started before any push steals once, racing a CAS-only pop, the slots
-/// the owner writes after it, a retire and a reuse. (Two cycles against a
-/// thief that steals twice: 1,148,603 interleavings, 105 s.)
+/// A join in a flat loop: push a task and pop it back, twice, on a buffer
+/// of one slot, so that the second push moves to a new lap (and retires the
+/// old buffer) after a CAS-only pop left `bottom` where it was; a thief that
+/// started before any push steals once, racing either CAS-only pop, the slot
+/// the owner writes after it, and the retire. (With a thief that steals
+/// twice, loom explores 1,148,603 interleavings in 105 s.)
 fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
     let owner = Owner::new(
         Shape {
@@ -520,7 +525,31 @@ fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
         mutant,
     );
     let thief = owner.stealer("thief 1").spawn(Thief::steal);
-    for task in 1..=3 {
+    for task in 1..=2 {
+        owner.push(task);
+        owner.pop();
+    }
+    owner.finish(vec![thief]);
+}
+
+/// As above, three times, the thief starting after the first cycle (while
+/// the first buffer is still the deque's): the second push retires the
+/// first buffer, kept as a spare if the thief does not hold it, and the
+/// third reuses it (proofs-notes/reclamation.md#reuse), while the thief's
+/// steal may still be reading it.
+fn push_pop_three_laps_reusing_a_buffer_against_a_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    owner.push(1);
+    owner.pop();
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    for task in 2..=3 {
         owner.push(task);
         owner.pop();
     }
