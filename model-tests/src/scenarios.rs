@@ -68,7 +68,7 @@ pub const ALL: &[Scenario] = &[
         name: "push_pop_three_laps_reusing_a_buffer_against_a_steal",
         family: 1,
         threads: 2,
-        preemption_bound: Some(2),
+        preemption_bound: Some(3),
         body: push_pop_three_laps_reusing_a_buffer_against_a_steal,
     },
     Scenario {
@@ -532,11 +532,12 @@ fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
     owner.finish(vec![thief]);
 }
 
-/// As above, three times, the thief starting after the first cycle (while
-/// the first buffer is still the deque's): the second push retires the
-/// first buffer, kept as a spare if the thief does not hold it, and the
-/// third reuses it (proofs-notes/reclamation.md#reuse), while the thief's
-/// steal may still be reading it.
+/// As above, three times, under a preemption bound (exhaustively it ran
+/// for over two minutes without finishing): the thief's steal may read the
+/// first buffer's slot while the second push retires that buffer (kept as a
+/// spare only if the thief does not hold it), and the third push reuses it
+/// (proofs-notes/reclamation.md#reuse). A planted bug that makes a held
+/// buffer a spare is a causality violation here at interleaving 389.
 fn push_pop_three_laps_reusing_a_buffer_against_a_steal(mutant: Option<Mutant>) {
     let owner = Owner::new(
         Shape {
@@ -547,8 +548,8 @@ fn push_pop_three_laps_reusing_a_buffer_against_a_steal(mutant: Option<Mutant>) 
         mutant,
     );
     owner.push(1);
-    owner.pop();
     let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.pop();
     for task in 2..=3 {
         owner.push(task);
         owner.pop();
