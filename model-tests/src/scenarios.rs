@@ -537,7 +537,7 @@ fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
 /// first buffer's slot while the second push retires that buffer (kept as a
 /// spare only if the thief does not hold it), and the third push reuses it
 /// (proofs-notes/reclamation.md#reuse). A planted bug that makes a held
-/// buffer a spare is a causality violation here at interleaving 389.
+/// buffer a spare is a causality violation here at interleaving 1,747.
 fn push_pop_three_laps_reusing_a_buffer_against_a_steal(mutant: Option<Mutant>) {
     let owner = Owner::new(
         Shape {
