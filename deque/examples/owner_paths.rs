@@ -7,7 +7,8 @@
 //! `push-1k-then-pop-1k`, `push-1M-then-pop-1M`, `push-pop-pairs`, or
 //! `steal-1k` (push 1k, then steal them back on the same thread: the steal
 //! path without contention; not for Vec), or `steal-empty` (1k steals from an
-//! empty deque: an idle thief's attempt). The process prints the number of
+//! empty deque: an idle thief's attempt), or `pop-empty` (1k owner pops on an
+//! empty deque: an idle owner's look). The process prints the number of
 //! operations the measured function performs; callgrind counts the
 //! instructions inside `measured_rounds` only (`--toggle-collect`).
 
@@ -19,12 +20,13 @@ mod owner_paths;
 use std::hint::black_box;
 
 use contenders::{ChaseLev, Contender, Crossbeam, Owned, OwnerPaths, St3, Taken};
-use owner_paths::{push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
+use owner_paths::{pop_empty, push_pop_pairs, push_then_pop, PAIRS_PER_ITERATION};
 
 #[derive(Clone, Copy)]
 enum Case {
     PushThenPop(u64),
     Pairs,
+    PopEmpty(u64),
     Steal(u64),
     StealEmpty(u64),
 }
@@ -35,6 +37,7 @@ impl Case {
             "push-1k-then-pop-1k" => Case::PushThenPop(1_000),
             "push-1M-then-pop-1M" => Case::PushThenPop(1_000_000),
             "push-pop-pairs" => Case::Pairs,
+            "pop-empty" => Case::PopEmpty(1_000),
             "steal-1k" => Case::Steal(1_000),
             "steal-empty" => Case::StealEmpty(1_000),
             _ => panic!("unknown case {name}"),
@@ -55,7 +58,7 @@ impl Case {
         match self {
             Case::PushThenPop(count) | Case::Steal(count) => 2 * count,
             Case::Pairs => 2 * PAIRS_PER_ITERATION,
-            Case::StealEmpty(count) => count,
+            Case::PopEmpty(count) | Case::StealEmpty(count) => count,
         }
     }
 }
@@ -65,6 +68,7 @@ fn one_round<O: OwnerPaths>(owner: &mut O, case: Case) {
     match case {
         Case::PushThenPop(count) => push_then_pop(owner, count),
         Case::Pairs => push_pop_pairs(owner, PAIRS_PER_ITERATION),
+        Case::PopEmpty(count) => pop_empty(owner, count),
         Case::Steal(_) | Case::StealEmpty(_) => {
             unreachable!("steals are measured by measured_steal_rounds")
         }
@@ -152,7 +156,7 @@ fn main() {
     let case = Case::parse(case);
     let capacity = match case {
         Case::PushThenPop(count) | Case::Steal(count) | Case::StealEmpty(count) => count as usize,
-        Case::Pairs => 1,
+        Case::Pairs | Case::PopEmpty(_) => 1,
     };
     match (deque.as_str(), case) {
         (ChaseLev::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<ChaseLev>(case),

@@ -55,6 +55,24 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// Makes this buffer, retired and held by no thread, the buffer of the
+    /// lap that starts at `start`: what `new` would give, without the
+    /// allocation (proofs-notes/reclamation.md#reuse). The model and mutant
+    /// builds zero every slot, as `new` does there: under loom that is a
+    /// write of each slot, so a thief still reading one of the old lap's is
+    /// reported as it would be for a free.
+    ///
+    /// # Safety
+    /// No other thread reads this buffer until the owner publishes it again.
+    pub(crate) unsafe fn restart(&mut self, start: i64) {
+        #[cfg(any(chase_lev_loom, chase_lev_mutants))]
+        for slot in self.slots.iter() {
+            // SAFETY: by the caller, no thread accesses the buffer.
+            unsafe { slot.write(MaybeUninit::zeroed()) };
+        }
+        self.start = start;
+    }
+
     #[inline(always)]
     pub(crate) fn capacity(&self) -> usize {
         self.mask + 1

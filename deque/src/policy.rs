@@ -75,6 +75,19 @@ mod mutants {
         /// A record is handed from an exited thread to the next (the
         /// `in_use` store and CAS) relaxed instead of release/acquire.
         RecordHandoffRelease,
+        /// The owner's look returns `None` when it shows one task, not only
+        /// when it shows none (logic: the empty look's condition).
+        EmptyLookAtOne,
+        /// The owner's CAS-only pop of the last task succeeds with Relaxed
+        /// instead of SeqCst.
+        CasOnlyPopSeqCst,
+        /// The owner takes the task at `bottom - 1` with the CAS-only pop
+        /// (`top -> top + 1`) when its look shows two tasks, not only one
+        /// (logic: the CAS claims `top`, not the slot read).
+        CasOnlyPopAtTwo,
+        /// The owner's CAS-only pop returns the task even when its CAS
+        /// failed (logic: a thief has taken it).
+        CasOnlyPopKeepsLostTask,
         /// The injector's push claims its slot with a CAS on the tail index that
         /// succeeds with Relaxed instead of SeqCst.
         InjectorPushCasSeqCst,
@@ -118,7 +131,7 @@ mod mutants {
 
     impl Mutant {
         /// Every mutant, in the order the matrix prints them.
-        pub const ALL: [Mutant; 36] = [
+        pub const ALL: [Mutant; 40] = [
             Mutant::TakeFence,
             Mutant::StealFence,
             Mutant::PushFence,
@@ -141,6 +154,10 @@ mod mutants {
             Mutant::HazardScanAcquire,
             Mutant::RecordPublishRelease,
             Mutant::RecordHandoffRelease,
+            Mutant::EmptyLookAtOne,
+            Mutant::CasOnlyPopSeqCst,
+            Mutant::CasOnlyPopAtTwo,
+            Mutant::CasOnlyPopKeepsLostTask,
             Mutant::InjectorPushCasSeqCst,
             Mutant::InjectorTailIndexAcquire,
             Mutant::InjectorTailPublishRelease,
@@ -182,6 +199,10 @@ mod mutants {
                 Mutant::HazardScanAcquire => "hazard-scan-acquire",
                 Mutant::RecordPublishRelease => "record-publish-release",
                 Mutant::RecordHandoffRelease => "record-handoff-release",
+                Mutant::EmptyLookAtOne => "empty-look-at-one",
+                Mutant::CasOnlyPopSeqCst => "cas-only-pop-seqcst",
+                Mutant::CasOnlyPopAtTwo => "cas-only-pop-at-two",
+                Mutant::CasOnlyPopKeepsLostTask => "cas-only-pop-keeps-lost-task",
                 Mutant::InjectorPushCasSeqCst => "injector-push-cas-seqcst",
                 Mutant::InjectorTailIndexAcquire => "injector-tail-index-acquire",
                 Mutant::InjectorTailPublishRelease => "injector-tail-publish-release",
@@ -371,6 +392,35 @@ impl Policy {
     #[inline(always)]
     pub(crate) fn read_before_cas(self) -> bool {
         choose!(self, ReadAfterCas, true, false)
+    }
+
+    // ---------------------------------------------------- owner fast paths --
+    // The owner's paths beyond Lê et al. (proofs-notes/fast-paths.md).
+
+    /// pop (LIFO): the most tasks the owner's look may show and still return
+    /// `None` at once: 0 (empty).
+    #[inline(always)]
+    pub(crate) fn empty_look_max_len(self) -> i64 {
+        choose!(self, EmptyLookAtOne, 0, 1)
+    }
+
+    /// pop (LIFO): the most tasks the owner's look may show and still take
+    /// the CAS-only path: 1.
+    #[inline(always)]
+    pub(crate) fn cas_only_pop_max_len(self) -> i64 {
+        choose!(self, CasOnlyPopAtTwo, 1, 2)
+    }
+
+    /// pop (LIFO): success ordering of the CAS-only pop's CAS on `top`.
+    #[inline(always)]
+    pub(crate) fn cas_only_pop_success(self) -> Ordering {
+        choose!(self, CasOnlyPopSeqCst, SeqCst, Relaxed)
+    }
+
+    /// Logic mutant: the CAS-only pop keeps the task after a failed CAS.
+    #[inline(always)]
+    pub(crate) fn cas_only_pop_checks_cas(self) -> bool {
+        choose!(self, CasOnlyPopKeepsLostTask, true, false)
     }
 
     // ------------------------------------------------------------ injector --

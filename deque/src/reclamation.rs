@@ -317,27 +317,64 @@ impl Drop for Hazard {
     }
 }
 
-/// The owner's side: buffers replaced but maybe still read by a thief.
+/// The owner's side: buffers replaced but maybe still read by a thief, and
+/// up to [`SPARES`] that no thread holds, kept for the next buffer change
+/// of the same capacity instead of being freed
+/// (proofs-notes/reclamation.md#reuse).
 /// Touched only by the owner (through its unique `Worker`) and by the deque's
 /// final drop.
 pub(crate) struct Retired<T> {
     buffers: Vec<*mut Buffer<T>>,
+    spares: Vec<*mut Buffer<T>>,
 }
+
+/// How many unheld buffers of the current capacity the owner keeps for
+/// reuse. A deque pushed and popped around empty changes buffers once per
+/// lap; with the current buffer and two spares, a thief, which holds at most
+/// one buffer at a time, cannot leave the owner without a spare at the next
+/// lap (proofs-notes/reclamation.md#reuse).
+const SPARES: usize = 2;
 
 impl<T> Retired<T> {
     pub(crate) const fn new() -> Retired<T> {
         Retired {
             buffers: Vec::new(),
+            spares: Vec::new(),
         }
     }
 
+    /// A spare of `capacity` slots, which no thread holds, if there is one:
+    /// the one kept last (a buffer retired at the last move, rather than
+    /// the extra one allocated with it, so that the loom scenario that
+    /// reaches a reuse reuses a buffer thieves have read).
+    pub(crate) fn take_spare(&mut self, capacity: usize) -> Option<*mut Buffer<T>> {
+        // SAFETY: spares are live buffers owned by this list.
+        let index = self
+            .spares
+            .iter()
+            .rposition(|&spare| unsafe { &*spare }.capacity() == capacity)?;
+        Some(self.spares.swap_remove(index))
+    }
+
+    /// Keeps `spare`, a buffer no thread has seen, for reuse.
+    pub(crate) fn add_spare(&mut self, spare: *mut Buffer<T>) {
+        self.spares.push(spare);
+    }
+
     /// Adds `buffer`, just replaced, and frees every retired buffer that no
-    /// thread holds.
+    /// thread holds, except up to [`SPARES`] of `keep_capacity` slots (the
+    /// current buffer's), which it keeps for reuse. Spares of another
+    /// capacity (the deque grew or shrank) are freed.
     ///
     /// # Safety
     /// `buffer` came from `Box::into_raw`, is no longer the deque's buffer
     /// pointer (that store happened before this call), and is retired once.
-    pub(crate) unsafe fn retire(&mut self, buffer: *mut Buffer<T>, policy: Policy) {
+    pub(crate) unsafe fn retire(
+        &mut self,
+        buffer: *mut Buffer<T>,
+        keep_capacity: usize,
+        policy: Policy,
+    ) {
         self.buffers.push(buffer);
         // Ordering: SeqCst fence, between the store of the new buffer
         // pointer and the loads of the hazard slots; paired with the
@@ -345,14 +382,31 @@ impl<T> Retired<T> {
         // load (proofs-notes/reclamation.md#hazard-slots).
         fence_if(choose!(policy, RetireFence, Some(SeqCst), None));
         let registry = crate::sync::registry();
+        let spares = &mut self.spares;
+        spares.retain(|&spare| {
+            // SAFETY: spares are live buffers owned by this list.
+            if unsafe { &*spare }.capacity() == keep_capacity {
+                return true;
+            }
+            // SAFETY: a spare is held by no thread (it was not protected
+            // when it became one, proofs-notes/reclamation.md#reuse).
+            unsafe { crate::sync::free_buffer(spare) };
+            false
+        });
         self.buffers.retain(|&retired| {
             if registry.is_protected(retired.cast(), policy) {
                 return true;
             }
-            // SAFETY: no thread holds it: no slot showed it after the
-            // fence, so every thief that loads the pointer from now on sees
-            // a newer one, and the ones that read it are done
-            // (proofs-notes/reclamation.md#hazard-slots).
+            // No slot showed it after the fence, so every thief that loads
+            // the pointer from now on sees a newer one, and the ones that
+            // read it are done (proofs-notes/reclamation.md#hazard-slots).
+            // SAFETY: retired buffers are live and owned by this list.
+            if spares.len() < SPARES && unsafe { &*retired }.capacity() == keep_capacity {
+                // Kept for reuse (proofs-notes/reclamation.md#reuse).
+                spares.push(retired);
+                return false;
+            }
+            // SAFETY: as above, no thread holds it.
             unsafe { crate::sync::free_buffer(retired) };
             false
         });
@@ -371,7 +425,7 @@ impl<T> Drop for Retired<T> {
         if crate::sync::model_is_unwinding() {
             return; // a failed model execution: leak, loom reported already
         }
-        for retired in self.buffers.drain(..) {
+        for retired in self.buffers.drain(..).chain(self.spares.drain(..)) {
             // SAFETY: no thread can read a buffer of a deque without a
             // handle of it, so none holds one now.
             unsafe { crate::sync::free_buffer(retired) };

@@ -15,8 +15,9 @@ use crate::trace::trace;
 /// The capacity of a worker made by `new_lifo` or `new_fifo`. Larger than
 /// crossbeam-deque's 64 because a buffer here holds one lap of indices: a
 /// deque that is pushed and popped around empty moves its indices on by one
-/// per last-task pop and changes buffers once per lap. At 256 slots that is
-/// under 2 instructions per operation (deque/benches/callgrind.sh).
+/// per last-task pop and changes buffers once per lap (reusing a retired
+/// buffer, without allocating: proofs-notes/reclamation.md#reuse). At 256
+/// slots that is under 2 instructions per operation (deque/benches/callgrind.sh).
 #[cfg(not(chase_lev_loom))]
 const DEFAULT_CAPACITY: usize = 256;
 
@@ -390,14 +391,36 @@ impl<T> Worker<T> {
         let inner = &*self.inner;
         let old = self.buffer();
         let old_capacity = old.capacity();
-        let new = Buffer::new(new_capacity, top);
+        // SAFETY: this is the owner, the only caller of `retired`.
+        let new = match unsafe { inner.retired() }.take_spare(new_capacity) {
+            Some(spare) => {
+                // SAFETY: a spare is held by no thread, and is published
+                // only below (proofs-notes/reclamation.md#reuse).
+                unsafe { (*spare).restart(top) };
+                spare
+            }
+            None => {
+                if new_capacity == old_capacity {
+                    // A move to the next lap with no spare: allocate one
+                    // more, so that the owner has three buffers of this
+                    // capacity and a thief holding one cannot leave it
+                    // without a spare (proofs-notes/reclamation.md#reuse).
+                    let spare = Box::into_raw(Box::new(Buffer::new(new_capacity, top)));
+                    // SAFETY: this is the owner, the only caller of `retired`.
+                    unsafe { inner.retired() }.add_spare(spare);
+                }
+                Box::into_raw(Box::new(Buffer::new(new_capacity, top)))
+            }
+        };
+        // SAFETY: `new` is live and not yet published: only this thread
+        // reaches it.
+        let new_buffer = unsafe { &*new };
         for index in top..bottom {
             // SAFETY: only the owner writes slots, so reading the old ones
             // races with nothing; the new buffer is not yet published.
-            unsafe { new.copy_slot(old, index, index) };
+            unsafe { new_buffer.copy_slot(old, index, index) };
         }
-        self.end.set(new.end());
-        let new = Box::into_raw(Box::new(new));
+        self.end.set(new_buffer.end());
         let old = self.buffer.replace(new);
         if new_capacity != old_capacity {
             // A resize starts the hysteresis afresh; a move to the next lap
@@ -429,7 +452,11 @@ impl<T> Worker<T> {
         let inner = &*self.inner;
         // SAFETY: this is the owner, the only caller of `retired`; `old` is
         // forwarded from the caller.
-        unsafe { inner.retired().retire(old, inner.policy) };
+        unsafe {
+            inner
+                .retired()
+                .retire(old, self.buffer().capacity(), inner.policy)
+        };
     }
 
     /// Pops a task: the newest for a LIFO worker, the oldest for a FIFO one.
@@ -465,14 +492,81 @@ impl<T> Worker<T> {
         popped
     }
 
-    /// Lê et al.'s `take`.
+    /// Lê et al.'s `take`, behind two fast paths of the owner's own
+    /// (proofs-notes/fast-paths.md): a look at `bottom` and `top` that shows
+    /// the deque empty returns `None` with no store and no fence, and one
+    /// that shows exactly one task takes it with the CAS on `top` alone.
+    /// Only a look that shows two tasks or more takes the paper's path.
     #[inline(always)]
     fn pop_bottom(&self) -> Option<T> {
         let inner = &*self.inner;
         let policy = inner.policy;
         // Ordering: Relaxed, the owner is the only writer of bottom
         // (proofs-notes/linearizability.md#pop).
-        let bottom = inner.bottom.load(Relaxed) - 1;
+        let bottom = inner.bottom.load(Relaxed);
+        // Ordering: Relaxed: top only grows, so a stale top is smaller than
+        // the current one, and each path below is sound for any top at or
+        // below the current one (proofs-notes/fast-paths.md#the-owners-look).
+        let top = inner.top.load(Relaxed);
+        trace!(inner, "pop: load bottom = {bottom}, load top = {top}");
+        let len = bottom - top;
+        if len <= policy.empty_look_max_len() {
+            // Empty at the look: every index below `bottom` is claimed.
+            trace!(inner, "pop: empty at the look, no fence");
+            return None;
+        }
+        if len <= policy.cas_only_pop_max_len() {
+            return self.pop_last_with_cas_only(bottom, top);
+        }
+        self.pop_bottom_with_fence(bottom)
+    }
+
+    /// The look showed exactly one task, the one at `top = bottom - 1`:
+    /// claim it with the CAS that thieves use, `top -> top + 1`, and leave
+    /// `bottom` alone (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
+    #[inline(always)]
+    fn pop_last_with_cas_only(&self, bottom: i64, top: i64) -> Option<T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        let index = bottom - 1;
+        // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
+        // `index` is below `bottom`, in the current buffer's lap.
+        let task = unsafe { self.buffer().read(index) };
+        // `top < bottom` here, so `top + 1` cannot overflow.
+        // Ordering: SeqCst success, as every other CAS on top; nothing
+        // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):
+        // the CAS's atomicity decides the race, the slot is the owner's own
+        // write, and earlier pops' fences order what a thief that reads this
+        // top may see of bottom.
+        let won = inner
+            .top
+            .compare_exchange(top, top + 1, policy.cas_only_pop_success(), Relaxed)
+            .is_ok();
+        trace!(
+            inner,
+            "pop: one task, CAS top {top} -> {} {}",
+            top + 1,
+            if won { "won" } else { "lost" }
+        );
+        if !won && policy.cas_only_pop_checks_cas() {
+            // A thief took it: top has reached bottom, the deque is empty.
+            return None;
+        }
+        self.consider_shrinking(bottom, top + 1);
+        trace!(inner, "pop: took slot {index}");
+        // SAFETY: the slot of `index` held a task (top = index < bottom) and
+        // the CAS from `top = index` claimed it for this owner
+        // (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
+        Some(unsafe { task.assume_init() })
+    }
+
+    /// Lê et al.'s `take`, from its store of `bottom - 1`: the look showed
+    /// two tasks or more (proofs-notes/linearizability.md#pop).
+    #[inline(always)]
+    fn pop_bottom_with_fence(&self, bottom: i64) -> Option<T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        let bottom = bottom - 1;
         let buffer = self.buffer();
         // Ordering: Relaxed, ordered before the load of top by the fence below
         // (proofs-notes/model.md#store-buffering).

@@ -236,6 +236,103 @@ fn shrinking_gives_the_grown_buffers_back() -> Vec<String> {
     failures
 }
 
+/// A deque in a steady state allocates nothing once it has warmed up: pushed
+/// and popped around empty (a join in a flat loop: every pop takes the last
+/// task, so the indices move on by one and the buffer changes every lap), or
+/// around a fixed depth (a FIFO owner's pops move the indices too), growable
+/// or bounded, and around empty with a thief stealing all the while. Each buffer
+/// change reuses a retired buffer that no thread holds instead of freeing it
+/// and allocating another (proofs-notes/reclamation.md#reuse). Returns one
+/// line per shape that allocated.
+fn steady_state_allocates_nothing() -> Vec<String> {
+    let mut failures = Vec::new();
+    let kinds: &[&str] = if cfg!(miri) {
+        &["lifo capacity 1", "fifo bounded 5"]
+    } else {
+        &[
+            "lifo",
+            "fifo",
+            "lifo capacity 1",
+            "lifo bounded 64",
+            "fifo bounded 5",
+        ]
+    };
+    // Laps of the largest buffer here (256 slots): 16 to warm up, then
+    // about 400 measured.
+    let (warm_up, measured) = if cfg!(miri) {
+        (64, 256)
+    } else {
+        (16 * 256, 100_000)
+    };
+    for &kind in kinds {
+        // With a thief, only around empty: a thief would take the tasks
+        // below a fixed depth at a time of its own, and the capacity of a
+        // growable worker would follow.
+        for (depth, thieves) in [(0, 0), (0, 1), (3, 0)] {
+            {
+                let allocations = steady_state_allocations(kind, depth, thieves, warm_up, measured);
+                println!(
+                    "  {kind}, depth {depth}, {thieves} thief: {allocations} allocations \
+                     in {measured} push;pop pairs after {warm_up} to warm up"
+                );
+                if allocations != 0 {
+                    failures.push(format!(
+                        "{kind}, depth {depth}, {thieves} thief: {allocations} allocations"
+                    ));
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// Allocations made by anyone while the owner of a `kind` deque holding
+/// `depth` tasks pushes and pops `measured` pairs, after `warm_up` pairs, with
+/// `thieves` threads stealing throughout.
+fn steady_state_allocations(
+    kind: &str,
+    depth: u64,
+    thieves: usize,
+    warm_up: usize,
+    measured: usize,
+) -> usize {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    let worker = make::<u64>(kind);
+    (0..depth).for_each(|task| worker.push(task));
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(AtomicUsize::new(0));
+    let thieves: Vec<_> = (0..thieves)
+        .map(|_| {
+            let stealer = worker.stealer();
+            let (stop, started) = (Arc::clone(&stop), Arc::clone(&started));
+            thread::spawn(move || {
+                // The first steal registers this thread's hazard record.
+                let _ = stealer.steal();
+                started.fetch_add(1, SeqCst);
+                while !stop.load(SeqCst) {
+                    let _ = stealer.steal();
+                }
+            })
+        })
+        .collect();
+    while started.load(SeqCst) < thieves.len() {
+        thread::yield_now();
+    }
+    let pair = |task: u64| {
+        let _ = worker.try_push(task);
+        let _ = worker.pop();
+    };
+    (0..warm_up as u64).for_each(pair);
+    let before = ALLOCATIONS.load(SeqCst);
+    (0..measured as u64).for_each(pair);
+    let allocations = ALLOCATIONS.load(SeqCst) - before;
+    stop.store(true, SeqCst);
+    thieves.into_iter().for_each(|thief| thief.join().unwrap());
+    allocations
+}
+
 /// The allocator counts what it should (else every check above is vacuous).
 fn the_counting_allocator_counts() {
     let before = live();
@@ -264,7 +361,7 @@ fn main() {
         check();
         println!("{name} ... ok");
     }
-    let waiting: [(&str, WaitingCheck); 2] = [
+    let waiting: [(&str, WaitingCheck); 3] = [
         (
             "every_byte_comes_back_when_the_last_handle_drops",
             every_byte_comes_back_when_the_last_handle_drops,
@@ -272,6 +369,10 @@ fn main() {
         (
             "shrinking_gives_the_grown_buffers_back",
             shrinking_gives_the_grown_buffers_back,
+        ),
+        (
+            "steady_state_allocates_nothing",
+            steady_state_allocates_nothing,
         ),
     ];
     for (name, check) in waiting {

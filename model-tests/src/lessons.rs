@@ -202,6 +202,40 @@ pub fn lesson(mutant: Mutant) -> Lesson {
                   synchronise with it, so the thief's reads of the buffer need not happen before the free \
                   (proofs-notes/reclamation.md#hazard-slots).",
         },
+        Mutant::EmptyLookAtOne => Lesson {
+            change: "the owner's look returns None when it shows one task, not only when it shows none",
+            litmus: "a logic error",
+            why: "The empty look may return None without a fence because top only grows: a stale top is \
+                  smaller than the current one, so a look that shows no task proves that every index below \
+                  bottom has been claimed. A look that shows one task proves nothing of the kind (the task \
+                  may still be there, and here it is), so returning None from it reports an empty deque \
+                  that holds a task the owner itself pushed.",
+        },
+        Mutant::CasOnlyPopSeqCst => Lesson {
+            change: "the owner's CAS-only pop of the last task succeeds with Relaxed instead of SeqCst",
+            litmus: "none: the CAS is arbitration, not ordering",
+            why: "Owner and thieves claim index t by the same CAS of top from t to t + 1, and only one of \
+                  them can succeed whatever its ordering. The slot the owner reads is its own write, so it \
+                  needs no acquire; nobody reads a slot on the strength of this CAS, so it needs no release: \
+                  a thief that reads the top it wrote reads bottom after its own fence, and every earlier \
+                  lowering of bottom was followed by the pop's SeqCst fence, which C++20 orders before that \
+                  thief's fence (proofs-notes/fast-paths.md#cas-only-pop-seqcst).",
+        },
+        Mutant::CasOnlyPopAtTwo => Lesson {
+            change: "the owner takes the task at bottom - 1 with a CAS of top alone when its look shows two tasks",
+            litmus: "a logic error",
+            why: "A CAS of top from t to t + 1 claims index t. With exactly one task t = bottom - 1, so the \
+                  index claimed is the slot read. With two tasks the owner reads the slot of bottom - 1 but \
+                  claims index t = bottom - 2: bottom does not move, so the task it took is still in the \
+                  deque for the next pop or a thief (taken twice), and the task at t is never taken (lost).",
+        },
+        Mutant::CasOnlyPopKeepsLostTask => Lesson {
+            change: "the owner's CAS-only pop keeps the task even when its CAS of top fails",
+            litmus: "a logic error",
+            why: "The owner's look may be stale, and a thief that read the same top may CAS first: the CAS \
+                  is the only thing that decides who has the last task. A failed CAS means a thief moved top \
+                  to bottom and took it; an owner that returns the bytes it read anyway takes it a second time.",
+        },
         Mutant::InjectorPushCasSeqCst => Lesson {
             change: "the injector's push claims its slot with a Relaxed CAS instead of SeqCst",
             litmus: "store buffering (SB) with a client that uses SeqCst accesses, no fence",

@@ -95,6 +95,13 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         Mutant::RecordHandoffRelease => Some(Argument::BeyondLoom(
             "proofs-notes/obligations.md#record-handoff-release",
         )),
+        // The CAS-only last-task pop decides its race by the CAS's
+        // atomicity; the slot is the owner's own write, and what a thief
+        // sees of bottom after reading this top is ordered by earlier pops'
+        // fences (C++20's rule for fences and coherence-ordered operations).
+        Mutant::CasOnlyPopSeqCst => Some(Argument::ArguedSafe(
+            "proofs-notes/fast-paths.md#cas-only-pop-seqcst",
+        )),
         // The injector (proofs-notes/injector.md). Its CASes claim
         // positions by atomicity alone; their SeqCst places pushes and steals
         // in the single total order for clients that use SeqCst accesses,

@@ -66,6 +66,27 @@ pub const ALL: &[Scenario] = &[
         body: push_push_pop_pop_against_steal_steal,
     },
     Scenario {
+        name: "one_task_pop_pop_against_a_steal",
+        family: 1,
+        threads: 2,
+        preemption_bound: None,
+        body: one_task_pop_pop_against_a_steal,
+    },
+    Scenario {
+        name: "push_pop_around_empty_across_a_lap_against_a_steal",
+        family: 1,
+        threads: 2,
+        preemption_bound: None,
+        body: push_pop_around_empty_across_a_lap_against_a_steal,
+    },
+    Scenario {
+        name: "push_pop_three_laps_reusing_a_buffer_against_a_steal",
+        family: 1,
+        threads: 2,
+        preemption_bound: Some(3),
+        body: push_pop_three_laps_reusing_a_buffer_against_a_steal,
+    },
+    Scenario {
         name: "grow_while_a_thief_steals",
         family: 3,
         threads: 2,
@@ -487,6 +508,67 @@ fn push_push_pop_pop_against_steal_steal(mutant: Option<Mutant>) {
     owner.push(2);
     owner.pop();
     owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// The owner's fast paths (proofs-notes/fast-paths.md): one task, which the
+/// owner's CAS-only pop and a thief's steal race for; the owner's second
+/// pop then finds the deque empty at its look (or, if the thief has not
+/// come yet, the owner's first pop won and the thief finds it empty).
+fn one_task_pop_pop_against_a_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    owner.push(1);
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// A join in a flat loop: push a task and pop it back, twice, on a buffer
+/// of one slot, so that the second push moves to a new lap (and retires the
+/// old buffer) after a CAS-only pop left `bottom` where it was; a thief that
+/// started before any push steals once, racing either CAS-only pop, the slot
+/// the owner writes after it, and the retire. (With a thief that steals
+/// twice, loom explores 1,148,603 interleavings in 105 s.)
+fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    for task in 1..=2 {
+        owner.push(task);
+        owner.pop();
+    }
+    owner.finish(vec![thief]);
+}
+
+/// As above, three times, under a preemption bound (exhaustively it ran
+/// for over two minutes without finishing): the thief's steal may read the
+/// first buffer's slot while the second push retires that buffer (kept as a
+/// spare only if the thief does not hold it), and the third push reuses it
+/// (proofs-notes/reclamation.md#reuse). A planted bug that makes a held
+/// buffer a spare is a causality violation here at interleaving 1,747.
+fn push_pop_three_laps_reusing_a_buffer_against_a_steal(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    owner.push(1);
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.pop();
+    for task in 2..=3 {
+        owner.push(task);
+        owner.pop();
+    }
     owner.finish(vec![thief]);
 }
 

@@ -116,7 +116,9 @@ fn measure(row: &mut Row) -> [Option<f64>; 4] {
 /// Measures the single-threaded rows, interleaved, and prints their table.
 /// `rounds` is the number of rounds of each 1,000-task row per deque (the
 /// 1M row runs `rounds / 40`, at least 5).
-pub fn print_interleaved_table(rounds: u64) {
+/// Returns each row's group and figures (chase-lev, st3, crossbeam-deque,
+/// Vec), for the targets table.
+pub fn print_interleaved_table(rounds: u64) -> Vec<(&'static str, [Option<f64>; 4])> {
     let rounds = rounds.max(1);
     let mut rows = Vec::new();
     for (group, count, row_rounds, pairs) in [
@@ -161,6 +163,10 @@ pub fn print_interleaved_table(rounds: u64) {
     ];
     print_row(&header.concat(), &WIDTHS);
     print_separator(&WIDTHS);
+    let figures = rows
+        .iter()
+        .map(|&(group, _, figures)| (group, figures))
+        .collect();
     for (group, rounds, [mine, st3, crossbeam, vec]) in rows {
         let (st3_target, crossbeam_target) = target(group);
         let (against_st3, against_crossbeam) = (ratio(mine, st3), ratio(mine, crossbeam));
@@ -180,4 +186,5 @@ pub fn print_interleaved_table(rounds: u64) {
             &WIDTHS,
         );
     }
+    figures
 }

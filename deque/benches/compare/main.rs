@@ -1,7 +1,9 @@
 //! chase-lev side by side with crossbeam-deque 0.8 and st3 0.4 (and `Vec` as
 //! the floor for the owner paths), in one criterion run, followed by a ratio
-//! table read back from this run's criterion estimates and a table of how
-//! often a steal came back `Retry`.
+//! table read back from this run's criterion estimates, a table of how
+//! often a steal came back `Retry`, and issue 17's targets table
+//! (`targets.rs`; run `deque/benches/callgrind.sh` first for its locked
+//! instructions).
 //!
 //! `cargo bench -p chase-lev --bench compare` (a filter after `--` selects
 //! benchmarks as usual). Budget, by environment variable:
@@ -24,6 +26,7 @@ mod injector;
 mod interleaved;
 mod owner_paths;
 mod ratios;
+mod targets;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -267,6 +270,7 @@ fn main() {
     ratios::print_ratio_table(&output, started);
     ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
     injector::print_interleaved_table(tasks, injector_turns);
-    interleaved::print_interleaved_table(interleaved_rounds);
+    let quick = interleaved::print_interleaved_table(interleaved_rounds);
     concurrent::print_retry_table();
+    targets::print_targets_table(&quick, &ratios::medians(&output, started));
 }

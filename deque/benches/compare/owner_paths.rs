@@ -28,5 +28,14 @@ pub fn push_pop_pairs<O: OwnerPaths>(owner: &mut O, count: u64) {
     }
 }
 
+/// `count` pops on an empty deque: `count` operations (an idle owner's look
+/// for work of its own).
+#[inline]
+pub fn pop_empty<O: OwnerPaths>(owner: &mut O, count: u64) {
+    for _ in 0..count {
+        black_box(owner.pop());
+    }
+}
+
 /// How many pairs one iteration of the pairs workload makes.
 pub const PAIRS_PER_ITERATION: u64 = 1_000;
