@@ -272,5 +272,25 @@ pub fn lesson(mutant: Mutant) -> Lesson {
             litmus: "load buffering (LB)",
             why: "A thread loads the index, then the block pointer, then claims the index with a CAS; the index's own acquire/release already orders the block pointer of the index it read. The block pointer's ordering matters only if the load could read a pointer stored after a CAS that follows it, which needs load buffering (proofs-notes/injector.md#injector-block-pointer-acqrel).",
         },
+        Mutant::InjectorTicketAcquire => Lesson {
+            change: "a helper takes its ticket on a cursor's block with a relaxed CAS instead of acquire",
+            litmus: "message passing (MP) of a new block to its helpers",
+            why: "The ticket CAS reads the block word stored by the thread that moved the cursor to the block; only its acquire makes the block's initialisation (its lap) visible to the helper that reads it next (proofs-notes/injector.md#tickets).",
+        },
+        Mutant::InjectorTicketRelease => Lesson {
+            change: "a helper gives its ticket back with a relaxed CAS instead of release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "The helper read the block (its lap, its link) while holding the ticket; the thread that later moves the cursor off the block acquires the ticket count, and only a release return orders the helper's reads before the block's free (proofs-notes/injector.md#tickets).",
+        },
+        Mutant::InjectorCursorCasAcquire => Lesson {
+            change: "the CAS that moves a cursor to the next block is release-only instead of acquire-release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "The receiving half of a ticket's return: the CAS that moves the cursor reads the count the helpers gave back; without acquire, their reads of the block are not ordered before its free (proofs-notes/injector.md#tickets).",
+        },
+        Mutant::InjectorShareAcqRel => Lesson {
+            change: "the RMWs on a block's ticket counts and shares are relaxed instead of acquire-release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "A block is freed by whoever releases the last of its three shares (its slots, its tail tickets, its head tickets); each release must carry what its holders did with the block to the thread that frees it (proofs-notes/injector.md#reclamation).",
+        },
     }
 }
