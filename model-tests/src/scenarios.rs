@@ -246,6 +246,13 @@ pub const ALL: &[Scenario] = &[
         preemption_bound: None,
         body: injector_steal_completes_while_the_steal_moving_the_head_is_stopped,
     },
+    Scenario {
+        name: "injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped,
+    },
 ];
 
 /// Looks a scenario up by name.
@@ -1160,4 +1167,26 @@ fn injector_steal_completes_while_the_steal_moving_the_head_is_stopped(mutant: O
     main.steal();
     stop.release();
     main.finish(vec![mover]);
+}
+
+/// The push that claims a block's last slot is stopped before it links the
+/// next block, and no other push comes: the steal that claims that slot
+/// links the next block itself, moves the head into it and abandons the
+/// slot; released, the push finds the block linked and pushes its task again
+/// in it.
+fn injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped(
+    mutant: Option<Mutant>,
+) {
+    let stop = Stop::new();
+    let main = Queue::pausing(mutant, stop.hook(Pause::LastSlotClaimed));
+    main.push(1);
+    main.push(2);
+    let installer = main.handle("pusher 1").spawn(|pusher| pusher.push(3));
+    stop.wait_until_stopped();
+    main.steal();
+    main.steal();
+    main.steal();
+    stop.release();
+    main.steal();
+    main.finish(vec![installer]);
 }
