@@ -10,39 +10,47 @@
 //! index (a position, shifted left by one, plus at the head a `HAS_NEXT`
 //! bit) and the pointer of the block that position is in.
 //!
-//! - A push claims the position at `tail` with a CAS on the tail index. The
-//!   push that claims a block's last slot also installs the next block (it
-//!   allocates it before its CAS). It then writes its task into the slot and
-//!   sets the slot's `WRITE` bit.
+//! - A push claims the position at `tail` with a CAS on the tail index,
+//!   writes its task into the slot and publishes it with a CAS that sets the
+//!   slot's `WRITE` bit, unless the steal of that slot gave up on it first
+//!   (`ABANDONED`): then the push takes its task back and pushes it again.
 //! - A steal claims the position(s) at `head` with a CAS on the head index,
 //!   having first checked the tail (behind a SeqCst fence) unless `HAS_NEXT`
-//!   says the tail is in a later block. The steal that claims a block's last
-//!   slot moves the head into the next block. It then waits for `WRITE` and
-//!   reads its task(s).
+//!   says the tail is in a later block. It reads each claimed slot whose
+//!   `WRITE` bit is set (after a short bounded spin); a slot still unwritten
+//!   is abandoned, and a steal that got nothing returns `Retry`.
+//! - At a block end, the thread that claimed the last slot moves the cursor
+//!   to the next block (linking it, allocated, if no one has yet). Any other
+//!   thread that finds the cursor there helps: it takes a *ticket* (a count
+//!   in the low bits of the cursor's block pointer) that keeps the block
+//!   allocated, and does the same steps, each a CAS that one thread wins.
 //! - Reclamation needs no epoch: no thread dereferences a block unless it
-//!   holds a claimed, unfinished position in it (proofs-notes/injector.md
-//!   explains why that suffices). The reader of a block's last slot starts
-//!   freeing it; a slot that is still being read when the freer looks at it
-//!   gets a `DESTROY` bit, and its reader finishes the free. So the memory of
-//!   a block goes back to the allocator as soon as its last task is read.
+//!   holds a claimed, unfinished position in it or a ticket on it
+//!   (proofs-notes/injector.md explains why that suffices). A block is freed
+//!   by whoever releases the last of three shares: its slots' (all read or
+//!   given back; the reader of the last slot starts that, and a slot still
+//!   in use when it looks gets a `DESTROY` bit and its user carries on), and
+//!   each cursor's (moved past it, every ticket given back). So the memory of
+//!   a block goes back to the allocator as soon as its last task is read and
+//!   both cursors are past it.
 //!
-//! The idea, and the block size, are crossbeam-deque's (so that batch steals
-//! take exactly as many tasks as crossbeam's). The costs are the same too:
-//! a CAS per push on the tail index, a CAS per steal on the head index, a
-//! SeqCst fence per steal when the head and the tail share a block, and an
-//! allocation every 63 pushes.
+//! The idea of linked blocks, and the block size, are crossbeam-deque's (so
+//! that batch steals take exactly as many tasks as crossbeam's). The costs
+//! are the same too: a CAS per push on the tail index and one on its slot, a
+//! CAS per steal on the head index, a SeqCst fence per steal when the head
+//! and the tail share a block, and an allocation every 63 pushes.
 //!
 //! # Progress
 //!
-//! Pushes and steals never take a lock, and a failed CAS means another
-//! thread's operation succeeded. Three short waits remain, each on a thread
-//! that is between two steps of an operation it has already made take
-//! effect (proofs-notes/injector.md#progress): a push waits while the push
-//! that claimed a block's last slot installs the next block; a steal waits
-//! for the push that claimed its slot to write it; the steal that claimed a
-//! block's last slot waits for the next block to be linked. A steal that
-//! finds the head on a block's marker (another steal moving it) returns
-//! `Retry` instead of waiting.
+//! Lock-free: no operation waits for a step of another thread
+//! (proofs-notes/injector.md#progress). A push that finds the tail at a block
+//! end moves it on itself; a steal whose slot is not written yet abandons it
+//! and returns `Retry` (the push, still running, pushes its task again); a
+//! steal that finds the head at a block end moves it on itself. The one
+//! exception: a helper that finds 127 other helpers at the same block end
+//! waits for one of them to leave. Not wait-free: a push whose slot is
+//! abandoned again and again never completes, while the steals that abandon
+//! it each return `Retry`.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -153,13 +161,14 @@ fn past_marker(index: u64) -> u64 {
 /// The block address of a cursor's block word.
 #[inline(always)]
 fn untag<T>(word: *mut Block<T>) -> *mut Block<T> {
-    word.map_addr(|address| address & !TICKETS)
+    word.wrapping_byte_sub(tickets(word))
 }
 
 /// The ticket count of a cursor's block word.
 #[inline(always)]
 fn tickets<T>(word: *mut Block<T>) -> usize {
-    word.addr() & TICKETS
+    // (`as usize`, not `addr()`: the crate's minimum Rust is 1.82.)
+    word as usize & TICKETS
 }
 
 struct Slot<T> {
@@ -474,7 +483,8 @@ impl<T> Injector<T> {
             // SAFETY: the claimed slot is written only by this push and read
             // only after the `WRITE` bit below (proofs-notes/injector.md#claims).
             unsafe { slot.task.write(task) };
-            // Ordering: Relaxed: only a first guess for the CAS below.
+            // Ordering: Relaxed: only a first guess for the CAS below
+            // (proofs-notes/injector.md#abandoned-slots).
             let mut state = slot.state.load(Relaxed);
             let published = loop {
                 if state & ABANDONED != 0 {
@@ -570,7 +580,7 @@ impl<T> Injector<T> {
             // the word counts our ticket (proofs-notes/injector.md#tickets).
             match cursor.block.compare_exchange(
                 word,
-                word.map_addr(|address| address + 1),
+                word.wrapping_byte_add(1),
                 policy.injector_ticket_take(),
                 policy.injector_ticket_take(),
             ) {
@@ -587,7 +597,8 @@ impl<T> Injector<T> {
     unsafe fn drop_ticket(&self, side: Side, block: *mut Block<T>) {
         let policy = self.policy;
         let cursor = self.cursor(side);
-        // Ordering: Relaxed: a guess for the CAS, which checks it.
+        // Ordering: Relaxed: a guess for the CAS, which checks it
+        // (proofs-notes/injector.md#tickets).
         let mut word = cursor.block.load(Relaxed);
         loop {
             if untag(word) != block {
@@ -603,7 +614,7 @@ impl<T> Injector<T> {
             // (proofs-notes/injector.md#tickets). Relaxed on failure: re-checked.
             match cursor.block.compare_exchange(
                 word,
-                word.map_addr(|address| address - 1),
+                word.wrapping_byte_sub(1),
                 policy.injector_ticket_drop(),
                 Relaxed,
             ) {
@@ -875,7 +886,7 @@ impl<T> Injector<T> {
             if round < PATIENCE {
                 wait_round(round);
                 round += 1;
-                // Ordering: Acquire, as above.
+                // Ordering: Acquire, as above (proofs-notes/injector.md#task-publication).
                 state = slot.state.load(policy.injector_written_load());
                 continue;
             }

@@ -253,6 +253,13 @@ pub const ALL: &[Scenario] = &[
         preemption_bound: None,
         body: injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped,
     },
+    Scenario {
+        name: "injector_late_helper_gives_its_ticket_back_before_the_block_is_freed",
+        family: 8,
+        threads: 2,
+        preemption_bound: Some(4),
+        body: injector_late_helper_gives_its_ticket_back_before_the_block_is_freed,
+    },
 ];
 
 /// Looks a scenario up by name.
@@ -1189,4 +1196,25 @@ fn injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped(
     stop.release();
     main.steal();
     main.finish(vec![installer]);
+}
+
+/// A push finds the tail on the first block's marker, and by the time it has
+/// its ticket the main thread has moved the tail on: the ticket is on the
+/// second block, which the push only reads (its lap) before giving the
+/// ticket back to the cursor. The main thread then fills the second block,
+/// moves the tail past it and steals every task of it, freeing it: the free
+/// must come after the helper's read, through the ticket's return.
+fn injector_late_helper_gives_its_ticket_back_before_the_block_is_freed(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    main.push(2);
+    let helper = main.handle("pusher 1").spawn(|pusher| pusher.push(4));
+    main.push(3);
+    main.push(5);
+    main.push(6);
+    main.push(7);
+    for _ in 0..6 {
+        main.steal();
+    }
+    main.finish(vec![helper]);
 }
