@@ -111,6 +111,13 @@ const PATIENCE: u32 = 6;
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 const PATIENCE: u32 = 0;
 
+/// Whether a steal that has waited `round` rounds for its slot waits one more.
+#[inline(always)]
+#[allow(clippy::absurd_extreme_comparisons)] // `PATIENCE` is zero in the model builds
+fn still_patient(round: u32) -> bool {
+    round < PATIENCE
+}
+
 /// A cursor's block word is a block's address plus, in its low bits, the
 /// number of tickets taken on that block by threads helping the cursor over
 /// the block's end (proofs-notes/injector.md#tickets). Blocks are aligned to
@@ -883,7 +890,7 @@ impl<T> Injector<T> {
             if state & WRITE != 0 {
                 return true;
             }
-            if round < PATIENCE {
+            if still_patient(round) {
                 wait_round(round);
                 round += 1;
                 // Ordering: Acquire, as above (proofs-notes/injector.md#task-publication).

@@ -257,7 +257,7 @@ pub const ALL: &[Scenario] = &[
         name: "injector_late_helper_gives_its_ticket_back_before_the_block_is_freed",
         family: 8,
         threads: 2,
-        preemption_bound: Some(4),
+        preemption_bound: Some(3),
         body: injector_late_helper_gives_its_ticket_back_before_the_block_is_freed,
     },
 ];
@@ -1202,8 +1202,9 @@ fn injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped(
 /// its ticket the main thread has moved the tail on: the ticket is on the
 /// second block, which the push only reads (its lap) before giving the
 /// ticket back to the cursor. The main thread then fills the second block,
-/// moves the tail past it and steals every task of it, freeing it: the free
-/// must come after the helper's read, through the ticket's return.
+/// moves the tail past it and steals every task of it (two batches), freeing
+/// it: the free must come after the helper's read, through the ticket's
+/// return.
 fn injector_late_helper_gives_its_ticket_back_before_the_block_is_freed(mutant: Option<Mutant>) {
     let main = Queue::new(mutant);
     main.push(1);
@@ -1213,8 +1214,8 @@ fn injector_late_helper_gives_its_ticket_back_before_the_block_is_freed(mutant: 
     main.push(5);
     main.push(6);
     main.push(7);
-    for _ in 0..6 {
-        main.steal();
-    }
+    // Each batch takes the rest of its block (the tail is in a later one).
+    main.steal_batch(mutant, true);
+    main.steal_batch(mutant, true);
     main.finish(vec![helper]);
 }
