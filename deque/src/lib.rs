@@ -176,6 +176,8 @@ mod trace;
 mod worker;
 
 pub use injector::Injector;
+#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+pub use injector::{Pause, PauseHook};
 pub use steal::Steal;
 pub use stealer::Stealer;
 pub use worker::Worker;

@@ -127,11 +127,24 @@ mod mutants {
         /// The block pointers of the head and the tail are stored and loaded
         /// relaxed instead of release and acquire.
         InjectorBlockPointerAcqRel,
+        /// A thread takes a ticket on a cursor's block (to help it over a
+        /// block end) with a relaxed CAS instead of acquire.
+        InjectorTicketAcquire,
+        /// A helper gives its ticket back with a relaxed CAS instead of
+        /// release.
+        InjectorTicketRelease,
+        /// The CAS that moves a cursor to the next block is release-only
+        /// instead of acquire-release (it no longer acquires the tickets
+        /// given back to it).
+        InjectorCursorCasAcquire,
+        /// The RMWs that hand a block's tickets and shares over to whoever
+        /// frees it are relaxed instead of acquire-release.
+        InjectorShareAcqRel,
     }
 
     impl Mutant {
         /// Every mutant, in the order the matrix prints them.
-        pub const ALL: [Mutant; 40] = [
+        pub const ALL: [Mutant; 44] = [
             Mutant::TakeFence,
             Mutant::StealFence,
             Mutant::PushFence,
@@ -172,6 +185,10 @@ mod mutants {
             Mutant::InjectorReadDoneRelease,
             Mutant::InjectorDestroyAcquire,
             Mutant::InjectorBlockPointerAcqRel,
+            Mutant::InjectorTicketAcquire,
+            Mutant::InjectorTicketRelease,
+            Mutant::InjectorCursorCasAcquire,
+            Mutant::InjectorShareAcqRel,
         ];
 
         /// The mutant's command-line name (`take-fence`, ...).
@@ -217,6 +234,10 @@ mod mutants {
                 Mutant::InjectorReadDoneRelease => "injector-read-done-release",
                 Mutant::InjectorDestroyAcquire => "injector-destroy-acquire",
                 Mutant::InjectorBlockPointerAcqRel => "injector-block-pointer-acqrel",
+                Mutant::InjectorTicketAcquire => "injector-ticket-acquire",
+                Mutant::InjectorTicketRelease => "injector-ticket-release",
+                Mutant::InjectorCursorCasAcquire => "injector-cursor-cas-acquire",
+                Mutant::InjectorShareAcqRel => "injector-share-acqrel",
             }
         }
 
@@ -517,10 +538,38 @@ impl Policy {
         choose!(self, InjectorBlockPointerAcqRel, Acquire, Relaxed)
     }
 
-    /// injector: stores of the head's and the tail's block pointers.
+    /// injector helper: the CAS that takes a ticket on a cursor's block.
     #[inline(always)]
-    pub(crate) fn injector_block_store(self) -> Ordering {
-        choose!(self, InjectorBlockPointerAcqRel, Release, Relaxed)
+    pub(crate) fn injector_ticket_take(self) -> Ordering {
+        choose!(self, InjectorTicketAcquire, Acquire, Relaxed)
+    }
+
+    /// injector helper: the CAS that gives a ticket back to the cursor.
+    #[inline(always)]
+    pub(crate) fn injector_ticket_drop(self) -> Ordering {
+        choose!(self, InjectorTicketRelease, Release, Relaxed)
+    }
+
+    /// injector: success ordering of the CAS that moves a cursor's block
+    /// pointer to the next block (release: the new block; acquire: the
+    /// tickets given back before it).
+    #[inline(always)]
+    pub(crate) fn injector_cursor_cas(self) -> Ordering {
+        #[cfg(chase_lev_mutants)]
+        {
+            match self.mutant {
+                Some(Mutant::InjectorCursorCasAcquire) => return Ordering::Release,
+                Some(Mutant::InjectorBlockPointerAcqRel) => return Ordering::Acquire,
+                _ => {}
+            }
+        }
+        Ordering::AcqRel
+    }
+
+    /// injector: the RMWs on a block's ticket count and shares.
+    #[inline(always)]
+    pub(crate) fn injector_share(self) -> Ordering {
+        choose!(self, InjectorShareAcqRel, AcqRel, Relaxed)
     }
 }
 

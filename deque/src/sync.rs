@@ -170,9 +170,10 @@ impl<T> SlotCell<T> {
 // ---------------------------------------------------------------- waiting --
 
 /// One round of waiting for another thread to finish a step it has begun
-/// (the injector's short waits, `injector.rs`): a spin hint for the first
-/// rounds, then a yield. Under loom and shuttle every round yields, so that
-/// the model checker schedules the thread being waited for.
+/// (the injector's bounded patience before abandoning a slot, and its wait
+/// for a free ticket, `injector.rs`): a spin hint for the first rounds, then
+/// a yield. Under loom and shuttle every round yields, so that the model
+/// checker schedules the other threads.
 #[inline]
 pub(crate) fn wait_round(round: u32) {
     #[cfg(chase_lev_loom)]

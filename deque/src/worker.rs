@@ -532,6 +532,14 @@ impl<T> Worker<T> {
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
         // `index` is below `bottom`, in the current buffer's lap.
         let task = unsafe { self.buffer().read(index) };
+        if !policy.cas_last_task() {
+            // Mutant SkipLastCas: take it as if no thief could race, by
+            // lowering bottom to top (sequentially right: the deque is empty).
+            inner.bottom.store(index, policy.bottom_store());
+            trace!(inner, "pop: store bottom := {index}, took slot {index} without a CAS");
+            // SAFETY: (mutant) none; only used with plain-integer tasks.
+            return Some(unsafe { task.assume_init() });
+        }
         // `top < bottom` here, so `top + 1` cannot overflow.
         // Ordering: SeqCst success, as every other CAS on top; nothing
         // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):

@@ -244,27 +244,27 @@ pub fn lesson(mutant: Mutant) -> Lesson {
         Mutant::InjectorTailIndexAcquire => Lesson {
             change: "a push loads the tail index relaxed instead of acquire",
             litmus: "message passing (MP) of the new block pointer",
-            why: "The push that installs a block stores the block pointer and then the new lap's index (release). A push that reads that index relaxed may still load the old block pointer and write its task into the old block's slot of the same offset, a slot that belongs to another task.",
+            why: "The thread that moves the tail to a new block moves the block pointer and then the new lap's index (release CASes). A push that reads that index relaxed may still load the old block pointer and write its task into the old block's slot of the same offset, a slot that belongs to another task.",
         },
         Mutant::InjectorTailPublishRelease => Lesson {
-            change: "the installing push stores the new lap's tail index relaxed instead of release",
+            change: "the thread moving the tail to a new block moves the new lap's tail index with a relaxed CAS instead of release",
             litmus: "message passing (MP) of the new block pointer",
             why: "The sending half of the same message: without release, a push that reads the new index with acquire does not see the new block pointer and writes into the old block.",
         },
         Mutant::InjectorNextRelease => Lesson {
-            change: "the installing push links the new block with a relaxed store instead of release",
+            change: "the thread that links a new block does it with a relaxed CAS instead of release",
             litmus: "message passing (MP) of a new block's initial state",
-            why: "The steal that moves the head into the new block follows this link and then uses the block's slots. Without release it is not ordered after the block's allocation and initialisation.",
+            why: "Whoever moves a cursor into the new block follows this link and then uses the block (its slots, its lap). Without release it is not ordered after the block's allocation and initialisation.",
         },
         Mutant::InjectorWriteRelease => Lesson {
-            change: "a push marks its slot written with a relaxed RMW instead of release",
+            change: "a push marks its slot written with a relaxed CAS instead of release",
             litmus: "message passing (MP)",
-            why: "The steal waits for the WRITE bit and then reads the task: the release RMW is what makes the task's bytes visible with the bit, so without it the steal reads a slot whose write it has not seen.",
+            why: "The steal checks the WRITE bit and then reads the task: the release CAS is what makes the task's bytes visible with the bit, so without it the steal reads a slot whose write it has not seen.",
         },
         Mutant::InjectorHeadIndexAcquire => Lesson {
             change: "a steal loads the head index relaxed instead of acquire",
             litmus: "message passing (MP) of the new block pointer; write-to-read causality",
-            why: "The steal that moves the head to a new block stores the block pointer and then the index (release). A steal that reads that index relaxed may load the old block pointer and read the old block's slot for a position of the new one. The acquire also carries what earlier steals saw of the tail.",
+            why: "The thread that moves the head to a new block moves the block pointer and then the index (release CASes). A steal that reads that index relaxed may load the old block pointer and read the old block's slot for a position of the new one. The acquire also carries what earlier steals saw of the tail.",
         },
         Mutant::InjectorStealFence => Lesson {
             change: "a steal loses its SeqCst fence before its load of the tail index",
@@ -277,12 +277,12 @@ pub fn lesson(mutant: Mutant) -> Lesson {
             why: "The CAS still lets only one steal claim each position. Its release half hands what the stealer saw of the tail to a steal that reads this head: without it, a steal can see that another steal took task 1 and still load the tail from before task 2, and report Empty.",
         },
         Mutant::InjectorNextAcquire => Lesson {
-            change: "the steal that moves the head loads the link to the next block relaxed instead of acquire",
+            change: "the thread that moves a cursor loads the link to the next block relaxed instead of acquire",
             litmus: "message passing (MP) of a new block's initial state",
-            why: "The receiving half of the link's publication: without acquire the steal may use the new block before its allocation is visible to it.",
+            why: "The receiving half of the link's publication: without acquire the thread may use the new block before its allocation is visible to it.",
         },
         Mutant::InjectorHeadPublishRelease => Lesson {
-            change: "the steal that moves the head stores the new lap's head index relaxed instead of release",
+            change: "the thread moving the head to a new block moves the new lap's head index with a relaxed CAS instead of release",
             litmus: "message passing (MP) of the new block pointer",
             why: "A steal that reads the new lap's head index with acquire must also read the new block pointer; without release it may read the old one and take a slot of the old block for a position of the new one.",
         },
@@ -302,9 +302,29 @@ pub fn lesson(mutant: Mutant) -> Lesson {
             why: "The receiving half: a relaxed check of the READ bit does not order the reader's last access to its slot before the free.",
         },
         Mutant::InjectorBlockPointerAcqRel => Lesson {
-            change: "the head's and tail's block pointers are stored and loaded relaxed",
-            litmus: "load buffering (LB)",
-            why: "A thread loads the index, then the block pointer, then claims the index with a CAS; the index's own acquire/release already orders the block pointer of the index it read. The block pointer's ordering matters only if the load could read a pointer stored after a CAS that follows it, which needs load buffering (proofs-notes/injector.md#injector-block-pointer-acqrel).",
+            change: "the head's and tail's block words are loaded relaxed, and moved to the next block with an acquire-only CAS",
+            litmus: "message passing (MP) of a new block to its helpers",
+            why: "A helper takes its ticket on a cursor's new block with an acquire CAS on the block word and reads the block's lap; only the release of the CAS that moved the word there orders the lap's write (by the thread that linked the block) before that read (proofs-notes/injector.md#injector-block-pointer-acqrel).",
+        },
+        Mutant::InjectorTicketAcquire => Lesson {
+            change: "a helper takes its ticket on a cursor's block with a relaxed CAS instead of acquire",
+            litmus: "message passing (MP) of a new block to its helpers",
+            why: "The ticket CAS reads the block word stored by the thread that moved the cursor to the block; only its acquire makes the block's initialisation (its lap) visible to the helper that reads it next (proofs-notes/injector.md#tickets).",
+        },
+        Mutant::InjectorTicketRelease => Lesson {
+            change: "a helper gives its ticket back with a relaxed CAS instead of release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "The helper read the block (its lap, its link) while holding the ticket; the thread that later moves the cursor off the block acquires the ticket count, and only a release return orders the helper's reads before the block's free (proofs-notes/injector.md#tickets).",
+        },
+        Mutant::InjectorCursorCasAcquire => Lesson {
+            change: "the CAS that moves a cursor to the next block is release-only instead of acquire-release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "The receiving half of a ticket's return: the CAS that moves the cursor reads the count the helpers gave back; without acquire, their reads of the block are not ordered before its free (proofs-notes/injector.md#tickets).",
+        },
+        Mutant::InjectorShareAcqRel => Lesson {
+            change: "the RMWs on a block's ticket counts and shares are relaxed instead of acquire-release",
+            litmus: "message passing (MP) of 'done with the block' to the freer",
+            why: "A block is freed by whoever releases the last of its three shares (its slots, its tail tickets, its head tickets); each release must carry what its holders did with the block to the thread that frees it (proofs-notes/injector.md#reclamation).",
         },
     }
 }

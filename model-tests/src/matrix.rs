@@ -112,10 +112,11 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         Mutant::InjectorHeadCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
             "proofs-notes/injector.md#injector-head-cas-seqcst",
         )),
-        // The block pointer's own release/acquire only rules out reading a
-        // pointer stored after a later CAS: a load-buffering cycle.
-        Mutant::InjectorBlockPointerAcqRel => Some(Argument::NeedsLoadBuffering(
-            "proofs-notes/injector.md#injector-block-pointer-acqrel",
+        // The acquire half of the CAS that moves a cursor's block word: every
+        // ticket returned to the word before that CAS is already acquired by
+        // the mover's load of the word or its failed CAS.
+        Mutant::InjectorCursorCasAcquire => Some(Argument::ArguedSafe(
+            "proofs-notes/injector.md#injector-cursor-cas-acquire",
         )),
         _ => None,
     }

@@ -16,7 +16,7 @@ pub mod deque {
     use core::ops::Deref;
 
     pub use crate::Mutant;
-    pub use chase_lev_loom::Steal;
+    pub use chase_lev_loom::{Pause, PauseHook, Steal};
 
     /// A shipped `Worker`, made by its public constructors.
     pub struct Worker<T>(chase_lev_loom::Worker<T>);
@@ -74,6 +74,13 @@ pub mod deque {
         pub fn new_mutant(mutant: Option<Mutant>) -> Self {
             assert!(mutant.is_none(), "the shipped build has no mutant");
             Injector(chase_lev_loom::Injector::new())
+        }
+
+        /// `new_mutant`, with a pause hook.
+        pub fn new_pausing(mutant: Option<Mutant>, hook: chase_lev_loom::PauseHook) -> Self {
+            let mut injector = Injector::new_mutant(mutant);
+            injector.0.set_pause(hook);
+            injector
         }
     }
 

@@ -11,7 +11,7 @@
 //! shared state must be freed by the last handle), no deadlock.
 
 use super::atomic::{fence, AtomicBool, Ordering};
-use super::deque::{Injector, Mutant, Steal, Stealer, Worker};
+use super::deque::{Injector, Mutant, Pause, PauseHook, Steal, Stealer, Worker};
 use super::{thread, Arc};
 use crate::evidence::{self, Failure};
 use crate::ledger::{self, Mark, Task};
@@ -260,6 +260,41 @@ pub const ALL: &[Scenario] = &[
         threads: 3,
         preemption_bound: None,
         body: injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it,
+    },
+    Scenario {
+        name: "injector_steal_completes_while_a_push_is_stopped_between_claim_and_write",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steal_completes_while_a_push_is_stopped_between_claim_and_write,
+    },
+    Scenario {
+        name: "injector_push_completes_while_the_push_installing_a_block_is_stopped",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_push_completes_while_the_push_installing_a_block_is_stopped,
+    },
+    Scenario {
+        name: "injector_steal_completes_while_the_steal_moving_the_head_is_stopped",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steal_completes_while_the_steal_moving_the_head_is_stopped,
+    },
+    Scenario {
+        name: "injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped",
+        family: 8,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped,
+    },
+    Scenario {
+        name: "injector_late_helper_gives_its_ticket_back_before_the_block_is_freed",
+        family: 8,
+        threads: 2,
+        preemption_bound: Some(3),
+        body: injector_late_helper_gives_its_ticket_back_before_the_block_is_freed,
     },
 ];
 
@@ -881,6 +916,15 @@ impl Queue {
         }
     }
 
+    /// A queue whose operations call `hook` at their pause points.
+    fn pausing(mutant: Option<Mutant>, hook: PauseHook) -> Queue {
+        Queue {
+            name: "main",
+            injector: Arc::new(Injector::new_pausing(mutant, hook)),
+            known_pushed_before: std::cell::Cell::new(ledger::now()),
+        }
+    }
+
     fn handle(&self, name: &'static str) -> Queue {
         Queue {
             name,
@@ -1127,4 +1171,148 @@ fn injector_thief_that_sees_another_thiefs_steal_sees_the_push_before_it(mutant:
         thief.steal();
     });
     main.finish(vec![first, second]);
+}
+
+/// Holds one thread up at a pause point of the injector, as if it were
+/// descheduled there, until the scenario releases it: what the other
+/// threads do meanwhile must complete without it (a wait for it would never
+/// end, and loom would report the execution).
+#[derive(Clone)]
+struct Stop {
+    stopped: Arc<AtomicBool>,
+    released: Arc<AtomicBool>,
+}
+
+impl Stop {
+    fn new() -> Stop {
+        Stop {
+            stopped: Arc::new(AtomicBool::new(false)),
+            released: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A hook that stops the first thread to reach `at`, once.
+    fn hook(&self, at: Pause) -> PauseHook {
+        let stop = self.clone();
+        let fired = std::sync::atomic::AtomicBool::new(false);
+        std::sync::Arc::new(move |point| {
+            if point == at && !fired.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                stop.stopped.store(true, Ordering::SeqCst);
+                while !stop.released.load(Ordering::SeqCst) {
+                    thread::yield_now();
+                }
+            }
+        })
+    }
+
+    fn wait_until_stopped(&self) {
+        while !self.stopped.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+    }
+
+    fn release(&self) {
+        self.released.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A push is stopped between the CAS that claimed its slot and its write;
+/// a steal of that slot completes meanwhile (it abandons the slot and
+/// returns `Retry`); the push, released, pushes its task again, and the
+/// queue still drops it exactly once.
+fn injector_steal_completes_while_a_push_is_stopped_between_claim_and_write(
+    mutant: Option<Mutant>,
+) {
+    let stop = Stop::new();
+    let main = Queue::pausing(mutant, stop.hook(Pause::PushClaimed));
+    let pusher = main.handle("pusher 1").spawn(|pusher| pusher.push(1));
+    stop.wait_until_stopped();
+    main.steal();
+    stop.release();
+    main.finish(vec![pusher]);
+}
+
+/// The push that claims a block's last slot is stopped before it moves the
+/// tail to the next block: another push completes meanwhile (it links the
+/// next block and moves the tail itself), and so do three steals, the last
+/// of which claims the stopped push's slot, moves the head on and abandons
+/// the slot.
+fn injector_push_completes_while_the_push_installing_a_block_is_stopped(mutant: Option<Mutant>) {
+    let stop = Stop::new();
+    let main = Queue::pausing(mutant, stop.hook(Pause::LastSlotClaimed));
+    main.push(1);
+    main.push(2);
+    let installer = main.handle("pusher 1").spawn(|pusher| pusher.push(3));
+    stop.wait_until_stopped();
+    main.push(4);
+    main.steal();
+    main.steal();
+    main.steal();
+    stop.release();
+    main.finish(vec![installer]);
+}
+
+/// The steal that claims a block's last slot is stopped before it moves the
+/// head to the next block: another steal completes meanwhile (it moves the
+/// head itself) and takes the task of the next block, which it knows was
+/// pushed.
+fn injector_steal_completes_while_the_steal_moving_the_head_is_stopped(mutant: Option<Mutant>) {
+    let stop = Stop::new();
+    let main = Queue::pausing(mutant, stop.hook(Pause::LastSlotStolen));
+    for id in 1..=4 {
+        main.push(id);
+    }
+    main.steal();
+    main.steal();
+    let mover = main.handle("thief 1").spawn(|thief| {
+        thief.steal();
+    });
+    stop.wait_until_stopped();
+    main.steal();
+    stop.release();
+    main.finish(vec![mover]);
+}
+
+/// The push that claims a block's last slot is stopped before it links the
+/// next block, and no other push comes: the steal that claims that slot
+/// links the next block itself, moves the head into it and abandons the
+/// slot; released, the push finds the block linked and pushes its task again
+/// in it.
+fn injector_steals_link_the_next_block_while_the_push_installing_it_is_stopped(
+    mutant: Option<Mutant>,
+) {
+    let stop = Stop::new();
+    let main = Queue::pausing(mutant, stop.hook(Pause::LastSlotClaimed));
+    main.push(1);
+    main.push(2);
+    let installer = main.handle("pusher 1").spawn(|pusher| pusher.push(3));
+    stop.wait_until_stopped();
+    main.steal();
+    main.steal();
+    main.steal();
+    stop.release();
+    main.steal();
+    main.finish(vec![installer]);
+}
+
+/// A push finds the tail on the first block's marker, and by the time it has
+/// its ticket the main thread has moved the tail on: the ticket is on the
+/// second block, which the push only reads (its lap) before giving the
+/// ticket back to the cursor. The main thread then fills the second block,
+/// moves the tail past it and steals every task of it (two batches), freeing
+/// it: the free must come after the helper's read, through the ticket's
+/// return.
+fn injector_late_helper_gives_its_ticket_back_before_the_block_is_freed(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    main.push(2);
+    let helper = main.handle("pusher 1").spawn(|pusher| pusher.push(4));
+    main.push(3);
+    main.push(5);
+    main.push(6);
+    main.push(7);
+    // Each batch takes the rest of its block (the tail is in a later one).
+    main.steal_batch(mutant, true);
+    main.steal_batch(mutant, true);
+    main.finish(vec![helper]);
 }

@@ -7,9 +7,10 @@
 //! in one step, `1 <= k <= min(len, limit)` (the injector claims a batch with
 //! one CAS, so unlike a LIFO deque's batch it is a single step); the batch's
 //! tasks are recorded oldest first. `Retry` changes nothing, and is allowed
-//! only if another thread's steal took something in the same phase (the
-//! injector returns it when another steal's CAS won, or another steal is
-//! moving the head to the next block).
+//! only if another thread's steal took something in the same phase, or
+//! another thread pushed in it (the injector returns it when another steal's
+//! CAS won, or when the push that claimed the stolen slot had not written it
+//! yet: that push was running at the time).
 //!
 //! Histories have the deque checker's shape (see `history.rs`): no
 //! timestamps; each thread's operations in program order; phases separated
@@ -128,7 +129,7 @@ fn take(queue: &mut VecDeque<Task>, tasks: &[Task], limit: usize) -> Result<(), 
 }
 
 /// Checks a history: linearizable against the FIFO queue, every `Retry`
-/// excused by a successful steal of another thread in its phase.
+/// excused by a successful steal or a push of another thread in its phase.
 pub fn check(history: &History) -> Result<(), NotLinearizable> {
     let phases = history
         .threads
@@ -141,13 +142,14 @@ pub fn check(history: &History) -> Result<(), NotLinearizable> {
         for event in events.iter().filter(|event| event.answer == Answer::Retry) {
             let excused = history.threads.iter().enumerate().any(|(other, events)| {
                 other != thread
-                    && events
-                        .iter()
-                        .any(|e| e.phase == event.phase && matches!(e.answer, Answer::Took(_)))
+                    && events.iter().any(|e| {
+                        e.phase == event.phase
+                            && matches!(e.answer, Answer::Took(_) | Answer::Pushed)
+                    })
             });
             if !excused {
                 return Err(NotLinearizable(format!(
-                    "thread {thread}'s {:?} returned Retry in phase {}, where no other thread took a task",
+                    "thread {thread}'s {:?} returned Retry in phase {}, where no other thread took or pushed a task",
                     event.op, event.phase
                 )));
             }
@@ -453,6 +455,17 @@ mod tests {
             ]],
         };
         assert!(check(&history).is_err());
+    }
+
+    #[test]
+    fn a_retry_during_another_threads_push_is_allowed() {
+        let history = History {
+            threads: vec![
+                vec![event(0, Op::Push(1), Answer::Pushed)],
+                vec![event(0, Op::Steal, Answer::Retry)],
+            ],
+        };
+        assert!(check(&history).is_ok());
     }
 
     #[test]
