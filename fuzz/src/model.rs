@@ -8,8 +8,9 @@ use std::collections::VecDeque;
 
 use crate::constructor::Constructor;
 
-/// The limit of `steal_batch` and `steal_batch_and_pop` (crossbeam's).
-pub const DEFAULT_BATCH_LIMIT: usize = 32;
+/// The limit of `steal_batch` and `steal_batch_and_pop` (crossbeam's),
+/// chase-lev's own constant.
+pub use chase_lev::DEFAULT_BATCH_LIMIT;
 
 /// What one deque should hold, and what its capacity may be.
 #[derive(Debug)]
@@ -160,9 +161,9 @@ mod tests {
 
     #[test]
     fn a_batch_takes_half_rounded_up() {
-        assert_eq!(batch_size(1, 32, false, None), 1);
-        assert_eq!(batch_size(4, 32, false, None), 2);
-        assert_eq!(batch_size(5, 32, false, None), 3);
+        assert_eq!(batch_size(1, DEFAULT_BATCH_LIMIT, false, None), 1);
+        assert_eq!(batch_size(4, DEFAULT_BATCH_LIMIT, false, None), 2);
+        assert_eq!(batch_size(5, DEFAULT_BATCH_LIMIT, false, None), 3);
     }
 
     #[test]
@@ -173,14 +174,14 @@ mod tests {
 
     #[test]
     fn a_batch_into_a_full_bounded_worker_is_empty_unless_one_task_is_kept() {
-        assert_eq!(batch_size(10, 32, false, Some(0)), 0);
-        assert_eq!(batch_size(10, 32, true, Some(0)), 1);
-        assert_eq!(batch_size(10, 32, false, Some(2)), 2);
+        assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, false, Some(0)), 0);
+        assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, true, Some(0)), 1);
+        assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, false, Some(2)), 2);
     }
 
     #[test]
     fn a_batch_from_an_empty_victim_is_empty() {
-        assert_eq!(batch_size(0, 32, true, None), 0);
+        assert_eq!(batch_size(0, DEFAULT_BATCH_LIMIT, true, None), 0);
     }
 }
 

@@ -306,6 +306,7 @@ impl SequentialDeque {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chase_lev::DEFAULT_BATCH_LIMIT;
 
     fn lifo() -> SequentialDeque {
         SequentialDeque::new(Specification {
@@ -320,7 +321,7 @@ mod tests {
         for task in 1..=5 {
             deque.try_push(task).unwrap();
         }
-        assert_eq!(deque.steal_batch(32), vec![1, 2, 3]);
+        assert_eq!(deque.steal_batch(DEFAULT_BATCH_LIMIT), vec![1, 2, 3]);
         assert_eq!(deque.steal_batch(1), vec![4]);
         assert_eq!(deque.pop(), Some(5));
     }
@@ -335,7 +336,7 @@ mod tests {
             task: 1,
             batch: Some(BatchStart {
                 count: 3,
-                limit: 32,
+                limit: DEFAULT_BATCH_LIMIT,
             }),
         };
         assert_eq!(
@@ -343,14 +344,14 @@ mod tests {
             Refusal::BatchTooLarge {
                 count: 3,
                 len: 4,
-                limit: 32
+                limit: DEFAULT_BATCH_LIMIT
             }
         );
         let half = Step::Steal {
             task: 1,
             batch: Some(BatchStart {
                 count: 2,
-                limit: 32,
+                limit: DEFAULT_BATCH_LIMIT,
             }),
         };
         assert!(deque.apply(&half).is_ok());
