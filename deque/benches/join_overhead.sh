@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per join on the fork-join pool of examples/forkjoin against
+# Instructions per join on the fork-join pool of deque/forkjoin against
 # rayon::join (one thread each: the push-run-pop fast path), counted by
 # callgrind. Every thread's instructions count (the pool threads run the work,
 # the main thread waits), minus the same recursion run serially, divided by
@@ -13,7 +13,7 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 command -v valgrind >/dev/null || { echo "join_overhead.sh: valgrind is not installed" >&2; exit 1; }
 n="${1:-24}"
 cutoff="${2:-2}"
-cargo build --quiet --profile bench -p chase-lev --example join_overhead
+cargo build --quiet --profile bench -p chase-lev-forkjoin --example join_overhead
 binary="$target_dir/release/examples/join_overhead"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -91,7 +91,7 @@ const POSITION_MASK: u64 = u64::MAX >> SHIFT;
 
 /// The most tasks a batch steal moves when the caller gives no limit
 /// (crossbeam-deque's default; `steal_batch_and_pop` takes one more).
-const MAX_BATCH: usize = 32;
+const MAX_BATCH: usize = crate::DEFAULT_BATCH_LIMIT;
 
 /// A slot's state bits.
 const WRITE: usize = 1;

@@ -182,6 +182,23 @@ pub use steal::Steal;
 pub use stealer::Stealer;
 pub use worker::Worker;
 
+/// The most tasks a batch steal moves when the caller gives no limit:
+/// [`Stealer::steal_batch`] and [`Injector::steal_batch`] take at most this
+/// many, [`Stealer::steal_batch_and_pop`] this many in all, and
+/// [`Injector::steal_batch_and_pop`] one more (crossbeam-deque 0.8's values).
+/// The `_with_limit` variants take a smaller limit.
+///
+/// ```
+/// use chase_lev::{Steal, Worker, DEFAULT_BATCH_LIMIT};
+///
+/// let victim = Worker::new_fifo();
+/// (0..4 * DEFAULT_BATCH_LIMIT).for_each(|task| victim.push(task));
+/// let mine = Worker::new_fifo();
+/// assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
+/// assert_eq!(mine.len(), DEFAULT_BATCH_LIMIT);
+/// ```
+pub const DEFAULT_BATCH_LIMIT: usize = 32;
+
 #[cfg(chase_lev_mutants)]
 pub use policy::Mutant;
 #[cfg(chase_lev_mutants)]

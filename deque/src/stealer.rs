@@ -11,10 +11,7 @@ use crate::steal::Steal;
 use crate::sync::{Arc, Ordering::Relaxed};
 use crate::trace::trace;
 use crate::worker::{add_index, Worker};
-
-/// The most tasks a batch steal takes when the caller gives no limit
-/// (crossbeam-deque's default).
-const DEFAULT_BATCH_LIMIT: usize = 32;
+use crate::DEFAULT_BATCH_LIMIT;
 
 /// A thief's handle on a deque: takes the oldest tasks from other threads.
 ///

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::deque::Flavor;
 use crate::policy::Policy;
-use crate::{Steal, Worker};
+use crate::{Steal, Worker, DEFAULT_BATCH_LIMIT};
 
 const MANY: usize = if cfg!(miri) { 200 } else { 10_000 };
 
@@ -344,10 +344,10 @@ fn a_batch_steal_and_pop_from_a_lifo_victim_returns_the_newest_of_its_batch() {
 #[test]
 fn a_batch_steal_grows_a_growable_destination() {
     let victim = Worker::new_fifo();
-    (0..64).for_each(|task| victim.push(task));
+    (0..2 * DEFAULT_BATCH_LIMIT).for_each(|task| victim.push(task));
     let mine = Worker::with_capacity(1);
     assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
-    assert_eq!(mine.len(), 32);
+    assert_eq!(mine.len(), DEFAULT_BATCH_LIMIT);
     assert_eq!(
         mine.pop(),
         Some(0),

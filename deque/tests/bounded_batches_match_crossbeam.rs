@@ -82,7 +82,7 @@ fn a_bounded_destination_behaves_like_crossbeam_with_its_room_as_the_limit() {
             for victim_len in 0..=20u32 {
                 for (bound, own) in [(1, 0), (1, 1), (3, 1), (4, 0), (8, 5), (8, 8)] {
                     let room = bound - own as usize;
-                    for limit in [1, 2, 3, 32, usize::MAX] {
+                    for limit in [1, 2, 3, chase_lev::DEFAULT_BATCH_LIMIT, usize::MAX] {
                         for and_pop in [false, true] {
                             let ours = chase_lev_bounded(
                                 victim_fifo,

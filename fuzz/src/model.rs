@@ -1,20 +1,24 @@
-//! The sequential specification: a `VecDeque` of task ids per deque, and the
-//! batch-size rule of `Stealer::steal_batch*`.
-//!
-//! The front of the `VecDeque` is the deque's top (the oldest task, where
-//! thieves steal), the back is its bottom (where the owner pushes).
+//! The model: the linearizability checker's sequential deque
+//! (`chase_lev_tests::specification`) per worker, plus what only the fuzz
+//! target checks (the capacity a worker reports), the batch-size rule of
+//! `Stealer::steal_batch*` with a destination's room, and the injector's
+//! model with crossbeam-deque's block rule.
 
 use std::collections::VecDeque;
 
+use chase_lev_tests::history::{Flavor, Specification};
+use chase_lev_tests::specification::{most_a_batch_takes, SequentialDeque};
+
 use crate::constructor::Constructor;
 
-/// The limit of `steal_batch` and `steal_batch_and_pop` (crossbeam's).
-pub const DEFAULT_BATCH_LIMIT: usize = 32;
+/// The limit of `steal_batch` and `steal_batch_and_pop` (crossbeam's),
+/// chase-lev's own constant.
+pub use chase_lev::DEFAULT_BATCH_LIMIT;
 
 /// What one deque should hold, and what its capacity may be.
 #[derive(Debug)]
 pub struct ModelDeque {
-    tasks: VecDeque<u64>,
+    tasks: SequentialDeque,
     fifo: bool,
     bound: Option<usize>,
     initial_capacity: usize,
@@ -28,10 +32,13 @@ impl ModelDeque {
     /// `initial_capacity` right after (checked against the documentation
     /// by the caller where it says something).
     pub fn new(constructor: Constructor, initial_capacity: usize) -> Self {
+        let fifo = constructor.is_fifo();
+        let bound = constructor.bound();
+        let flavor = if fifo { Flavor::Fifo } else { Flavor::Lifo };
         ModelDeque {
-            tasks: VecDeque::new(),
-            fifo: constructor.is_fifo(),
-            bound: constructor.bound(),
+            tasks: SequentialDeque::new(Specification { flavor, bound }),
+            fifo,
+            bound,
             initial_capacity,
             peak_len: 0,
         }
@@ -64,28 +71,24 @@ impl ModelDeque {
 
     /// The tasks from oldest to newest (the order `Drop` drops them in).
     pub fn tasks(&self) -> impl Iterator<Item = u64> + '_ {
-        self.tasks.iter().copied()
+        self.tasks.tasks()
     }
 
     /// A push that fits (the caller checked `is_full`).
     pub fn push(&mut self, id: u64) {
-        assert!(!self.is_full(), "harness bug: pushed on a full model");
-        self.tasks.push_back(id);
+        let pushed = self.tasks.try_push(id);
+        assert!(pushed.is_ok(), "harness bug: pushed on a full model");
         self.peak_len = self.peak_len.max(self.len());
     }
 
     /// The owner's pop: the newest task (LIFO) or the oldest (FIFO).
     pub fn pop(&mut self) -> Option<u64> {
-        if self.fifo {
-            self.tasks.pop_front()
-        } else {
-            self.tasks.pop_back()
-        }
+        self.tasks.pop()
     }
 
     /// A thief's steal: always the oldest task.
     pub fn steal(&mut self) -> Option<u64> {
-        self.tasks.pop_front()
+        self.tasks.steal()
     }
 
     /// Checks `capacity()`: at least `len`; a power of two; a bounded
@@ -144,7 +147,7 @@ pub fn batch_size(
     if victim_len == 0 {
         return 0;
     }
-    let wanted = victim_len.div_ceil(2).min(limit);
+    let wanted = most_a_batch_takes(victim_len, limit);
     let kept = usize::from(keep_first);
     let into_dest = wanted - kept;
     let into_dest = match dest_room {
@@ -160,9 +163,9 @@ mod tests {
 
     #[test]
     fn a_batch_takes_half_rounded_up() {
-        assert_eq!(batch_size(1, 32, false, None), 1);
-        assert_eq!(batch_size(4, 32, false, None), 2);
-        assert_eq!(batch_size(5, 32, false, None), 3);
+        assert_eq!(batch_size(1, DEFAULT_BATCH_LIMIT, false, None), 1);
+        assert_eq!(batch_size(4, DEFAULT_BATCH_LIMIT, false, None), 2);
+        assert_eq!(batch_size(5, DEFAULT_BATCH_LIMIT, false, None), 3);
     }
 
     #[test]
@@ -173,14 +176,14 @@ mod tests {
 
     #[test]
     fn a_batch_into_a_full_bounded_worker_is_empty_unless_one_task_is_kept() {
-        assert_eq!(batch_size(10, 32, false, Some(0)), 0);
-        assert_eq!(batch_size(10, 32, true, Some(0)), 1);
-        assert_eq!(batch_size(10, 32, false, Some(2)), 2);
+        assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, false, Some(0)), 0);
+        assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, true, Some(0)), 1);
+        assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, false, Some(2)), 2);
     }
 
     #[test]
     fn a_batch_from_an_empty_victim_is_empty() {
-        assert_eq!(batch_size(0, 32, true, None), 0);
+        assert_eq!(batch_size(0, DEFAULT_BATCH_LIMIT, true, None), 0);
     }
 }
 
@@ -212,6 +215,10 @@ impl ModelInjector {
         self.tasks.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
     pub fn tasks(&self) -> impl Iterator<Item = u64> + '_ {
         self.tasks.iter().copied()
     }
@@ -228,7 +235,7 @@ impl ModelInjector {
         if head / INJECTOR_BLOCK != tail / INJECTOR_BLOCK {
             (INJECTOR_BLOCK - head % INJECTOR_BLOCK).min(limit)
         } else {
-            self.tasks.len().div_ceil(2).min(limit)
+            most_a_batch_takes(self.tasks.len(), limit)
         }
     }
 }

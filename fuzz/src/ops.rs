@@ -568,7 +568,7 @@ impl<T: TrackedTask + Debug> Harness<T> {
         );
         assert_eq!(
             self.injector.is_empty(),
-            self.injector_model.len() == 0,
+            self.injector_model.is_empty(),
             "{}: the injector's is_empty",
             self.context
         );

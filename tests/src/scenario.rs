@@ -126,7 +126,7 @@ fn owner_action(pop_weight: u32) -> impl Strategy<Value = OwnerAction> {
 }
 
 fn batch_limit() -> impl Strategy<Value = usize> {
-    prop_oneof![1..=4usize, Just(32usize)]
+    prop_oneof![1..=4usize, Just(chase_lev::DEFAULT_BATCH_LIMIT)]
 }
 
 fn thief_action() -> impl Strategy<Value = ThiefAction> {

@@ -20,6 +20,13 @@ use std::fmt;
 
 use crate::history::{Flavor, Specification, Task};
 
+/// The most tasks a batch steal may take from a deque holding `len` tasks,
+/// with `limit`: `min((len + 1) / 2, limit)`, crossbeam-deque's rule (the
+/// checker's, the fuzz model's and the sequential `steal_batch`'s).
+pub fn most_a_batch_takes(len: usize, limit: usize) -> usize {
+    len.div_ceil(2).min(limit)
+}
+
 /// The first single steal of a batch carries the batch's size, which the
 /// deque's length at that moment must allow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +111,7 @@ impl fmt::Display for Refusal {
             Refusal::BatchTooLarge { count, len, limit } => write!(
                 f,
                 "took {count} tasks, but with {len} present at most min(({len} + 1) / 2, {limit}) = {} may go",
-                len.div_ceil(2).min(*limit)
+                most_a_batch_takes(*len, *limit)
             ),
             Refusal::Impossible(why) => write!(f, "{why}"),
         }
@@ -196,7 +203,7 @@ impl SequentialDeque {
     /// A batch steal, sequentially: the oldest `min((len + 1) / 2, limit)`
     /// tasks, oldest first.
     pub fn steal_batch(&mut self, limit: usize) -> Vec<Task> {
-        let count = self.tasks.len().div_ceil(2).min(limit);
+        let count = most_a_batch_takes(self.tasks.len(), limit);
         self.tasks.drain(..count).collect()
     }
 
@@ -264,7 +271,7 @@ impl SequentialDeque {
             Step::Steal { task, batch } => {
                 if let (Some(BatchStart { count, limit }), true) = (batch, self.length_rules) {
                     let len = self.tasks.len();
-                    if count > len.div_ceil(2).min(limit) {
+                    if count > most_a_batch_takes(len, limit) {
                         return Err(Refusal::BatchTooLarge { count, len, limit });
                     }
                 }
@@ -306,6 +313,7 @@ impl SequentialDeque {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chase_lev::DEFAULT_BATCH_LIMIT;
 
     fn lifo() -> SequentialDeque {
         SequentialDeque::new(Specification {
@@ -320,7 +328,7 @@ mod tests {
         for task in 1..=5 {
             deque.try_push(task).unwrap();
         }
-        assert_eq!(deque.steal_batch(32), vec![1, 2, 3]);
+        assert_eq!(deque.steal_batch(DEFAULT_BATCH_LIMIT), vec![1, 2, 3]);
         assert_eq!(deque.steal_batch(1), vec![4]);
         assert_eq!(deque.pop(), Some(5));
     }
@@ -335,7 +343,7 @@ mod tests {
             task: 1,
             batch: Some(BatchStart {
                 count: 3,
-                limit: 32,
+                limit: DEFAULT_BATCH_LIMIT,
             }),
         };
         assert_eq!(
@@ -343,14 +351,14 @@ mod tests {
             Refusal::BatchTooLarge {
                 count: 3,
                 len: 4,
-                limit: 32
+                limit: DEFAULT_BATCH_LIMIT
             }
         );
         let half = Step::Steal {
             task: 1,
             batch: Some(BatchStart {
                 count: 2,
-                limit: 32,
+                limit: DEFAULT_BATCH_LIMIT,
             }),
         };
         assert!(deque.apply(&half).is_ok());

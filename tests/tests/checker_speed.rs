@@ -31,7 +31,9 @@ fn scenario_of(operations: usize, flavor: Flavor) -> Scenario {
         (0..operations / 8)
             .map(|i| match (i + offset) % 6 {
                 4 => ThiefAction::StealBatch { limit: 4 },
-                5 => ThiefAction::StealBatchAndPop { limit: 32 },
+                5 => ThiefAction::StealBatchAndPop {
+                    limit: chase_lev::DEFAULT_BATCH_LIMIT,
+                },
                 _ => ThiefAction::Steal,
             })
             .collect()

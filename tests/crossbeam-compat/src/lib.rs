@@ -1,1 +1,2 @@
-//! Empty: the point of this package is its test, tests/crossbeam_api.rs.
+//! Empty: the point of this package is its tests (tests/*.rs), crossbeam-deque
+//! code run here on chase-lev renamed `crossbeam-deque`.

@@ -1,8 +1,8 @@
 //! What a batch steal from a `Stealer` does, for every pair of source and
 //! destination flavours, written against crossbeam-deque 0.8 and nothing
 //! else. The same file runs against the real crossbeam-deque (from
-//! deque/tests/crossbeam_api_on_crossbeam_deque.rs) and against chase-lev
-//! renamed (this package), so every assertion here is crossbeam's behaviour.
+//! the package crossbeam-compat-reference) and against chase-lev renamed
+//! (the package crossbeam-compat), so every assertion here is crossbeam's behaviour.
 //!
 //! The rule these tests pin down: a batch leaves the destination so that its
 //! owner pops the stolen tasks in the order the victim's owner would have

@@ -1,8 +1,7 @@
 //! The fork-join workloads, written once over a `Fork` (our pool's `join`,
 //! `rayon::join`, or plain sequential calls) so that every contender runs the
-//! same code. Shared by `main.rs` and `deque/tests/forkjoin.rs`.
-
-#![allow(dead_code)] // each includer uses a different part
+//! same code. Used by the `forkjoin` and `join_overhead` examples and by
+//! `tests/forkjoin.rs`.
 
 use std::hint::black_box;
 
@@ -16,7 +15,7 @@ pub trait Fork: Copy + Send + Sync {
         RB: Send;
 }
 
-/// The chase-lev pool of `pool.rs` (must run inside `ThreadPool::install`).
+/// The chase-lev pool of this crate (must run inside `ThreadPool::install`).
 #[derive(Clone, Copy)]
 pub struct ChaseLevJoin;
 
@@ -29,7 +28,7 @@ impl Fork for ChaseLevJoin {
         RA: Send,
         RB: Send,
     {
-        super::pool::join(a, b)
+        crate::join(a, b)
     }
 }
 

@@ -1,8 +1,8 @@
 //! Averages over seeds: what the table, the CSV, the plot and the tests
 //! report for one worker count and one steal end.
 
-use super::dag::Dag;
-use super::schedule::{simulate, RunStats, StealEnd};
+use crate::dag::Dag;
+use crate::schedule::{simulate, RunStats, StealEnd};
 
 /// Means over the runs of one configuration.
 #[derive(Debug, Clone, Copy)]

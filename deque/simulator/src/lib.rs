@@ -1,7 +1,7 @@
 //! The work-stealing simulator of the seed text: the fork-join graph of
 //! fib, a seeded random generator, and the synchronous-step scheduler that
-//! runs the graph on this crate's deques. Shared by the `simulate` example
-//! and by `tests/simulator.rs`.
+//! runs the graph on chase-lev's deques. Used by the `simulate` binary
+//! (the table and the plot) and by `tests/simulator.rs`.
 
 pub mod dag;
 pub mod experiment;

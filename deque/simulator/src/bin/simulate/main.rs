@@ -1,23 +1,22 @@
-//! The work-stealing simulator of the seed text, run on this crate's deques.
+//! The work-stealing simulator of the seed text, run on chase-lev's deques.
 //!
 //! Builds the fork-join graph of fib(20) (T1 = 43,781 unit nodes, T∞ = 40),
 //! runs it on P = 1..64 simulated workers in synchronous steps, once with
 //! thieves taking the oldest task (the real `Stealer::steal`) and once taking
 //! the newest (the victim's own `Worker::pop`, the seed's ablation), and
 //! prints mean T_P, the greedy bound, speedup and steals over several seeds.
-//! The model and its choices are documented in `simulation/schedule.rs`.
+//! The model and its choices are documented in `src/schedule.rs` of this package.
 //!
 //! ```text
-//! cargo run --release --example simulate -- [--seeds N] [--csv] [--cutoff K]
+//! cargo run --release -p chase-lev-simulator --bin simulate -- [--seeds N] [--csv] [--cutoff K]
 //!     [--cutoff-sweep] [--fib N] [--plot FILE]
 //! ```
 
 mod plot;
-mod simulation;
 
-use simulation::dag::{serial_calls, Dag};
-use simulation::experiment::{summarize, Summary};
-use simulation::schedule::StealEnd;
+use chase_lev_simulator::dag::{serial_calls, Dag};
+use chase_lev_simulator::experiment::{summarize, Summary};
+use chase_lev_simulator::schedule::StealEnd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,7 +54,7 @@ struct Options {
 fn parse_options() -> Result<Options, String> {
     let default_plot = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
         .join("simulate-speedup.svg");
     let mut options = Options {
         seeds: 20,

@@ -47,8 +47,8 @@
 //! (one standard deviation of a single run's steals is about 28 of 156 and
 //! 476 of 1620 at P = 16).
 
-use super::dag::{Dag, NodeId};
-use super::rng::SplitMix64;
+use crate::dag::{Dag, NodeId};
+use crate::rng::SplitMix64;
 use chase_lev::{Steal, Stealer, Worker};
 
 /// Which end of a victim's deque a thief takes from.

@@ -1,23 +1,18 @@
-//! The fork-join pool of `examples/forkjoin` (built on chase-lev): its
+//! The fork-join pool of this package (built on chase-lev): its
 //! results are right, no task is lost or run twice, `join` waits for closures
 //! that borrow its caller's stack, panics come out where the docs say, and
 //! idle threads go to sleep. Small sizes: this runs in `cargo test`.
 //! Not under miri: it spawns real thread pools and runs for seconds there.
 #![cfg(not(miri))]
 
-#[path = "../examples/forkjoin/pool.rs"]
-mod pool;
-#[path = "../examples/forkjoin/workloads.rs"]
-mod workloads;
-
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use pool::{join, ThreadPool};
-use workloads::{
-    fib, fib_serial, quicksort, random_values, tree_sum, ChaseLevJoin, Random, Serial, Tree,
+use chase_lev_forkjoin::workloads::{
+    self, fib, fib_serial, quicksort, random_values, tree_sum, ChaseLevJoin, Random, Serial, Tree,
 };
+use chase_lev_forkjoin::{join, ThreadPool};
 
 /// Every test uses more threads than the machine may have cores, so that
 /// steals happen even on two cores.

@@ -1,4 +1,4 @@
-//! The cost of one `join` on the fork-join pool of `examples/forkjoin`
+//! The cost of one `join` on the fork-join pool of this package
 //! against `rayon::join`, in instructions, for callgrind (noise-free, unlike
 //! wall-clock time on a shared machine). One thread per pool: this is the
 //! fast path (push, run, pop back), no steals.
@@ -7,12 +7,8 @@
 //! `join_overhead <chase-lev|rayon|serial> <n> <cutoff>` computes fib(n)
 //! joining above `cutoff` and prints the number of joins.
 
-#[path = "forkjoin/pool.rs"]
-mod pool;
-#[path = "forkjoin/workloads.rs"]
-mod workloads;
-
-use workloads::{fib, ChaseLevJoin, RayonJoin, Serial};
+use chase_lev_forkjoin::workloads::{fib, ChaseLevJoin, RayonJoin, Serial};
+use chase_lev_forkjoin::ThreadPool;
 
 /// The joins `fib(n)` makes with this cutoff.
 fn joins(n: u32, cutoff: u32) -> u64 {
@@ -24,7 +20,7 @@ fn joins(n: u32, cutoff: u32) -> u64 {
 }
 
 #[inline(never)]
-fn measured_chase_lev(pool: &pool::ThreadPool, n: u32, cutoff: u32) -> u64 {
+fn measured_chase_lev(pool: &ThreadPool, n: u32, cutoff: u32) -> u64 {
     pool.install(|| fib(ChaseLevJoin, n, cutoff))
 }
 
@@ -46,7 +42,7 @@ fn main() {
     let n: u32 = n.parse().expect("n");
     let cutoff: u32 = cutoff.parse().expect("cutoff");
     let value = match contender.as_str() {
-        "chase-lev" => measured_chase_lev(&pool::ThreadPool::new(1), n, cutoff),
+        "chase-lev" => measured_chase_lev(&ThreadPool::new(1), n, cutoff),
         "rayon" => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(1)

@@ -1,9 +1,9 @@
 //! The speedup plot: speedup against P for both steal ends, with the ideal
 //! line and the speedup the greedy bound `T1/P + T∞` would allow.
 
-use crate::simulation::dag::Dag;
-use crate::simulation::experiment::Summary;
-use crate::simulation::schedule::StealEnd;
+use chase_lev_simulator::dag::Dag;
+use chase_lev_simulator::experiment::Summary;
+use chase_lev_simulator::schedule::StealEnd;
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::Path;

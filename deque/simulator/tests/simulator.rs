@@ -1,5 +1,5 @@
-//! The work-stealing simulator of the seed text (`examples/simulate`), run
-//! on this crate's deques: the graph has the seed's work and span, the
+//! The work-stealing simulator of the seed text (this package), run
+//! on chase-lev's deques: the graph has the seed's work and span, the
 //! schedule respects the lower bounds, speedup is near linear, and thieves
 //! take from the right end of the deque.
 //!
@@ -8,15 +8,9 @@
 //! covered there by the unit tests.
 #![cfg(not(miri))]
 
-// The example's simulation module, compiled again here. Parts of it that
-// only the example's table and plot use are dead code in this crate.
-#[allow(dead_code)]
-#[path = "../examples/simulate/simulation/mod.rs"]
-mod simulation;
-
-use simulation::dag::Dag;
-use simulation::experiment::summarize;
-use simulation::schedule::{simulate, StealEnd};
+use chase_lev_simulator::dag::Dag;
+use chase_lev_simulator::experiment::summarize;
+use chase_lev_simulator::schedule::{simulate, StealEnd};
 
 const WORKER_COUNTS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 

@@ -33,8 +33,12 @@
 //! inside [`ThreadPool::install`] propagates to the caller of `install`. A
 //! worker thread never unwinds: every job it runs is wrapped in
 //! `catch_unwind`, and the payload travels to whoever waits for the job.
+//!
+//! [`workloads`] holds the benchmark programs (fib, quicksort, a tree sum),
+//! written once over a [`workloads::Fork`] so that this pool, `rayon::join`
+//! and a serial run execute the same code.
 
-#![allow(dead_code)] // main.rs and the tests use different parts
+pub mod workloads;
 
 use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
@@ -52,7 +56,8 @@ use crossbeam_utils::CachePadded;
 // Jobs
 
 /// A type-erased pointer to a job and the function that runs it: two words,
-/// no padding, which is what the deque's word-wise slot copy wants.
+/// so a push and a steal move little (the deque stores any `T`; its slots are
+/// plain `MaybeUninit<T>` cells and ask nothing of the layout).
 #[derive(Clone, Copy)]
 struct JobRef {
     data: *const (),

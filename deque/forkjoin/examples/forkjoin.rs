@@ -1,10 +1,10 @@
-//! A fork-join thread pool on chase-lev deques (`pool.rs`), measured against
+//! The fork-join thread pool of this package (on chase-lev deques), measured against
 //! a serial run and against `rayon::join` in the same process, on three
 //! workloads: fib with a serial cutoff, a parallel quicksort of 10M integers,
 //! and a sum over an unbalanced tree. Then the grain-size sweeps: time per
 //! element against the cutoff, to show where the knee is.
 //!
-//! `cargo run --release -p chase-lev --example forkjoin`
+//! `cargo run --release -p chase-lev-forkjoin --example forkjoin`
 //!
 //! Environment: `FORKJOIN_THREADS` (default: the available parallelism),
 //! `FORKJOIN_RUNS` (timed runs per figure, interleaved, the best is kept;
@@ -13,14 +13,12 @@
 //! `FORKJOIN_TREE_NODES` (default 2000000), `FORKJOIN_SWEEP_LEN` (elements
 //! sorted in the sweep; default 2000000).
 
-mod pool;
-mod workloads;
-
 use std::time::{Duration, Instant};
 
-use pool::{Stats, ThreadPool};
-use workloads::{
-    fib, fib_calls, fib_serial, quicksort, random_values, tree_sum, ChaseLevJoin, RayonJoin,
+use chase_lev_forkjoin::{Stats, ThreadPool};
+
+use chase_lev_forkjoin::workloads::{
+    self, fib, fib_calls, fib_serial, quicksort, random_values, tree_sum, ChaseLevJoin, RayonJoin,
     Serial, Tree,
 };
 
