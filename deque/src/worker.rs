@@ -536,7 +536,10 @@ impl<T> Worker<T> {
             // Mutant SkipLastCas: take it as if no thief could race, by
             // lowering bottom to top (sequentially right: the deque is empty).
             inner.bottom.store(index, policy.bottom_store());
-            trace!(inner, "pop: store bottom := {index}, took slot {index} without a CAS");
+            trace!(
+                inner,
+                "pop: store bottom := {index}, took slot {index} without a CAS"
+            );
             // SAFETY: (mutant) none; only used with plain-integer tasks.
             return Some(unsafe { task.assume_init() });
         }

@@ -77,16 +77,24 @@ fn the_tree_sum_on_the_pool_equals_the_serial_sum() {
 }
 
 /// Splits `[start, end)` in halves with `join` down to single leaves; each
-/// leaf marks its own slot.
-fn mark_leaves(marks: &[AtomicU8], start: usize, end: usize) {
+/// leaf marks its own slot. The first leaf holds on until `stolen` says a
+/// thief has taken something (or a generous deadline passes), so that the
+/// steals the test counts do not depend on how fast the owner runs alone.
+fn mark_leaves(marks: &[AtomicU8], start: usize, end: usize, stolen: &(dyn Fn() -> bool + Sync)) {
     if end - start == 1 {
+        if start == 0 {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !stolen() && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        }
         marks[start].fetch_add(1, Ordering::Relaxed);
         return;
     }
     let middle = start + (end - start) / 2;
     join(
-        || mark_leaves(marks, start, middle),
-        || mark_leaves(marks, middle, end),
+        || mark_leaves(marks, start, middle, stolen),
+        || mark_leaves(marks, middle, end, stolen),
     );
 }
 
@@ -94,7 +102,8 @@ fn mark_leaves(marks: &[AtomicU8], start: usize, end: usize) {
 fn every_joined_task_runs_exactly_once() {
     let pool = ThreadPool::new(THREADS);
     let marks: Vec<AtomicU8> = (0..100_000).map(|_| AtomicU8::new(0)).collect();
-    pool.install(|| mark_leaves(&marks, 0, marks.len()));
+    let stolen = || pool.stats().steals > 0;
+    pool.install(|| mark_leaves(&marks, 0, marks.len(), &stolen));
     let wrong: Vec<usize> = (0..marks.len())
         .filter(|&leaf| marks[leaf].load(Ordering::Relaxed) != 1)
         .collect();
