@@ -535,6 +535,8 @@ impl<T> Worker<T> {
         if !policy.cas_last_task() {
             // Mutant SkipLastCas: take it as if no thief could race, by
             // lowering bottom to top (sequentially right: the deque is empty).
+            // Ordering: Relaxed, as every owner store to bottom (a mutant:
+            // proofs-notes/obligations.md#skip-last-cas).
             inner.bottom.store(index, policy.bottom_store());
             trace!(
                 inner,

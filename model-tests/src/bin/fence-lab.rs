@@ -229,9 +229,9 @@ fn model_check(mutant: Mutant) -> Option<Counterexample> {
     Some(found)
 }
 
-/// `--svg-dir`: a picture for every mutant that loom kills, and the index.
-/// (`mutation-matrix --gallery DIR` draws the same gallery from its own
-/// run, which is how `.ci/run` checks it.)
+/// `--svg-dir`: a picture for every mutant that loom kills, and the index,
+/// at the scenarios' own preemption bounds (the committed gallery is
+/// `mutation-matrix --gallery DIR`'s, at the matrix's bound).
 fn gallery(dir: &Path) -> Result<(), String> {
     let mut correct = lab::CorrectRuns::default();
     let mut found = Vec::new();

@@ -8,8 +8,12 @@
 //! mutant's event log, and once for the correct deque); `.ci/run` compares
 //! it with `docs/fence-lab/`.
 //! Budget: `SHUTTLE_SCHEDULES` schedules per scenario for each of shuttle's
-//! random and PCT schedulers (default 1000); `LOOM_MAX_PREEMPTIONS`
-//! overrides the three-thread scenarios' preemption bounds.
+//! random and PCT schedulers (default 1000). Loom explores every scenario
+//! with at most `LOOM_MAX_PREEMPTIONS` preemptions, 3 unless set (the budget
+//! that keeps the whole matrix within CI's time: the deque's survivors run
+//! the whole suite, about 1.7 million interleavings each at the scenarios'
+//! own bounds, 60 thousand at 3); `--own-bounds` uses the scenarios' own
+//! bounds instead (the loom suite's: exhaustive where it can be).
 //! Exits with failure if a mutant survives without an argument.
 
 use std::path::PathBuf;
@@ -19,10 +23,20 @@ use std::time::Instant;
 use model_tests::lab;
 use model_tests::matrix::{self, ShuttleBudget};
 
+/// The matrix's preemption bound unless `LOOM_MAX_PREEMPTIONS` says otherwise.
+const DEFAULT_PREEMPTIONS: &str = "3";
+
 fn main() -> ExitCode {
     // Every kill is a panic inside the model checker; the table reports them.
     std::panic::set_hook(Box::new(|_| {}));
     let arguments: Vec<String> = std::env::args().collect();
+    let own_bounds = arguments.iter().any(|argument| argument == "--own-bounds");
+    if own_bounds {
+        std::env::remove_var("LOOM_MAX_PREEMPTIONS");
+    } else if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
+        // Still one thread: nothing reads the environment concurrently.
+        std::env::set_var("LOOM_MAX_PREEMPTIONS", DEFAULT_PREEMPTIONS);
+    }
     let run_shuttle = !arguments.iter().any(|argument| argument == "--no-shuttle");
     let gallery = arguments
         .iter()
@@ -41,6 +55,13 @@ fn main() -> ExitCode {
         "mutation matrix: {} mutants against the loom suite",
         model_tests::Mutant::ALL.len()
     );
+    match std::env::var("LOOM_MAX_PREEMPTIONS") {
+        Ok(bound) => println!(
+            "loom: every scenario with at most {bound} preemptions (LOOM_MAX_PREEMPTIONS; \
+             --own-bounds for the suite's own bounds)"
+        ),
+        Err(_) => println!("loom: every scenario at its own bound (--own-bounds)"),
+    }
     if run_shuttle {
         println!("shuttle: PCT (depth 3) and random, {schedules} schedules per scenario each (SHUTTLE_SCHEDULES)");
     }

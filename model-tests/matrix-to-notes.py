@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Copies the mutation matrix's results (model-tests/mutation-matrix.tsv)
+into the two tables of proofs-notes that quote them: obligations.md's
+matrix-table (verdict, scenario or argument, interleavings, shuttle, miri;
+the last column, the note's own reading, is kept) and injector.md's
+injector-matrix-table. deque/tests/proofs_notes.rs checks that the tables
+agree with the matrix file; this script makes them agree.
+
+Usage: python3 model-tests/matrix-to-notes.py (from the repository root)."""
+import pathlib
+import re
+
+root = pathlib.Path(__file__).resolve().parent.parent
+rows = {}
+for line in (root / "model-tests/mutation-matrix.tsv").read_text().splitlines()[1:]:
+    mutant, verdict, scenario, interleavings, _seconds, shuttle, miri, _violation = line.split("\t")
+    rows[mutant] = (verdict, scenario, interleavings, shuttle, miri)
+
+
+def where(verdict, scenario):
+    """A killing scenario in code style, an argument as a link."""
+    if "#" in scenario:
+        anchor = scenario.split("#", 1)[1]
+        return f"[{anchor}](#{anchor})"
+    return f"`{scenario}`"
+
+
+def rewrite(path, start, end, row_of):
+    text = path.read_text()
+    begin = text.index(start)
+    finish = text.index(end, begin)
+    lines = text[begin:finish].split("\n")
+    out = []
+    for line in lines:
+        match = re.match(r"\| `([a-z-]+)` \|", line)
+        if match and match.group(1) in rows:
+            line = row_of(match.group(1), line)
+        elif match:
+            raise SystemExit(f"{path}: {match.group(1)} is not in the matrix file")
+        out.append(line)
+    path.write_text(text[:begin] + "\n".join(out) + text[finish:])
+
+
+def obligations_row(mutant, line):
+    verdict, scenario, interleavings, shuttle, miri = rows[mutant]
+    reading = line.rstrip().rstrip("|").split(" | ")[-1].strip()
+    return f"| `{mutant}` | {verdict} | {where(verdict, scenario)} | {interleavings} | {shuttle} | {miri} | {reading} |"
+
+
+def injector_row(mutant, _line):
+    verdict, scenario, *_ = rows[mutant]
+    place = where(verdict, scenario) if "#" in scenario else scenario
+    return f"| `{mutant}` | {verdict} | {place} |"
+
+
+rewrite(root / "proofs-notes/obligations.md", "<!-- matrix-table", "<!-- end matrix-table -->", obligations_row)
+rewrite(root / "proofs-notes/injector.md", "<!-- injector-matrix-table", "<!-- end injector-matrix-table -->", injector_row)
+print("proofs-notes/obligations.md and proofs-notes/injector.md follow model-tests/mutation-matrix.tsv")
