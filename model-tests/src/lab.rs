@@ -123,7 +123,7 @@ pub fn scenario_named(name: &str) -> Option<&'static Scenario> {
 /// there is a worker's steps, beside the point).
 pub fn has_steps(counterexample: &Counterexample) -> bool {
     !counterexample.failure.trace.is_empty()
-        && !counterexample.mutant.name().starts_with("injector-")
+        && !crate::is_injector_mutant(counterexample.mutant.name())
 }
 
 /// Writes the gallery into `dir`: `<mutant>.svg` for every counterexample

@@ -22,3 +22,9 @@ pub mod on_shuttle;
 
 /// The mutants, as the loom build names them (the canonical list).
 pub use chase_lev_loom_mutants::Mutant;
+
+/// Whether the mutant called `name` weakens the Injector (`injector-…`):
+/// only the injector's scenarios run its code, and it records no event log.
+pub fn is_injector_mutant(name: &str) -> bool {
+    name.starts_with("injector-")
+}
