@@ -82,6 +82,23 @@ pub fn print_targets_table(
 
     // (figure, target, chase-lev, st3, crossbeam-deque, ratio, met)
     let mut rows: Vec<[String; 7]> = Vec::new();
+    // A row whose target is a ratio to st3's figure.
+    let st3_row = |label: &str,
+                   target: f64,
+                   mine: Option<f64>,
+                   st3: Option<f64>,
+                   crossbeam: Option<f64>|
+     -> [String; 7] {
+        [
+            label.into(),
+            format!("<= {target:.1}x st3"),
+            two(mine),
+            two(st3),
+            two(crossbeam),
+            two(ratio(mine, st3)),
+            verdict(at_most(ratio(mine, st3), target)).into(),
+        ]
+    };
 
     // Locked instructions: per pair is twice per operation. Rounded to two
     // decimals before the comparison: the default worker's retire fence,
@@ -111,15 +128,7 @@ pub fn print_targets_table(
         ),
     ] {
         let [mine, st3, crossbeam, _] = quick(group);
-        rows.push([
-            label.into(),
-            format!("<= {target:.1}x st3"),
-            two(mine),
-            two(st3),
-            two(crossbeam),
-            two(ratio(mine, st3)),
-            verdict(at_most(ratio(mine, st3), target)).into(),
-        ]);
+        rows.push(st3_row(label, target, mine, st3, crossbeam));
     }
     let empty = locked_of("pop-empty", "chase-lev");
     rows.push([
@@ -172,15 +181,7 @@ pub fn print_targets_table(
             median(group, "st3"),
             median(group, "crossbeam-deque"),
         );
-        rows.push([
-            label.into(),
-            format!("<= {target:.1}x st3"),
-            two(mine),
-            two(st3),
-            two(crossbeam),
-            two(ratio(mine, st3)),
-            verdict(at_most(ratio(mine, st3), target)).into(),
-        ]);
+        rows.push(st3_row(label, target, mine, st3, crossbeam));
     }
     for (label, target) in [
         (
