@@ -138,24 +138,36 @@ impl Registry {
         ))
     }
 
-    /// Whether any thread's hazard slot holds `buffer`. The caller issued a
-    /// SeqCst fence after replacing `buffer` (`Retired::free_unprotected`).
-    fn is_protected(&self, buffer: *mut (), policy: Policy) -> bool {
+    /// Moves the buffers of `buffers` that some thread's hazard slot holds
+    /// to its front and returns how many there are. Each slot is read once,
+    /// so a thief that moves its slot from one buffer to another during the
+    /// scan keeps at most one of them, as it reads at most one
+    /// (proofs-notes/reclamation.md#reuse). The caller issued a SeqCst fence
+    /// after replacing every buffer in `buffers` (`Retired::retire`).
+    fn keep_protected_first<B>(&self, buffers: &mut [*mut B], policy: Policy) -> usize {
+        let mut protected = 0;
         let mut record = self.first();
         // SAFETY: records are never freed while the registry lives.
         while let Some(current) = unsafe { record.as_ref() } {
+            if protected == buffers.len() {
+                break; // every one is held: nothing left to look for
+            }
             // Ordering: Acquire, pairs with the thief's Release stores of its
             // slot, so that its reads of a buffer happen before the free
             // (proofs-notes/reclamation.md#hazard-slots).
             let hazard = current
                 .hazard
                 .load(choose!(policy, HazardScanAcquire, Acquire, Relaxed));
-            if hazard == buffer {
-                return true;
+            if let Some(held) = buffers[protected..]
+                .iter()
+                .position(|&buffer| buffer.cast::<()>() == hazard)
+            {
+                <[*mut B]>::swap(buffers, protected, protected + held);
+                protected += 1;
             }
             record = current.next();
         }
-        false
+        protected
     }
 }
 
@@ -393,23 +405,20 @@ impl<T> Retired<T> {
             unsafe { crate::sync::free_buffer(spare) };
             false
         });
-        self.buffers.retain(|&retired| {
-            if registry.is_protected(retired.cast(), policy) {
-                return true;
-            }
-            // No slot showed it after the fence, so every thief that loads
-            // the pointer from now on sees a newer one, and the ones that
-            // read it are done (proofs-notes/reclamation.md#hazard-slots).
+        let held = registry.keep_protected_first(&mut self.buffers, policy);
+        // No slot showed these after the fence, so every thief that loads
+        // the pointer from now on sees a newer one, and the ones that read
+        // them are done (proofs-notes/reclamation.md#hazard-slots).
+        for retired in self.buffers.drain(held..) {
             // SAFETY: retired buffers are live and owned by this list.
             if spares.len() < SPARES && unsafe { &*retired }.capacity() == keep_capacity {
                 // Kept for reuse (proofs-notes/reclamation.md#reuse).
                 spares.push(retired);
-                return false;
+                continue;
             }
             // SAFETY: as above, no thread holds it.
             unsafe { crate::sync::free_buffer(retired) };
-            false
-        });
+        }
     }
 
     /// How many buffers are retired but not yet freed.
