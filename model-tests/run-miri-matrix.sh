@@ -22,8 +22,8 @@ output=model-tests/miri-results.tsv
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # The mutants' names, in the order the test runs them (from the matrix's own list).
-names=$(sed -n 's/^ *Mutant::[A-Za-z]* => "\([a-z-]*\)",$/\1/p' deque/src/policy.rs)
-[ -n "$names" ] || { echo "could not read the mutant names from deque/src/policy.rs" >&2; exit 1; }
+names=$(sed -n 's/^## \([a-z-]*\)$/\1/p' model-tests/mutants.md)
+[ -n "$names" ] || { echo "could not read the mutant names from model-tests/mutants.md" >&2; exit 1; }
 # The mutants still to run go to the test as an argument; the resume after
 # a catch relies on it (when it did not arrive, every mutant ran again from
 # the first, and each later one was credited with the same catch). The test

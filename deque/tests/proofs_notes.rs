@@ -15,7 +15,7 @@
 //! 3. every atomic operation or fence in `deque/src` is preceded by an
 //!    `// Ordering:` comment (the heuristic is described at
 //!    [`atomic_operations_without_an_ordering_comment`]);
-//! 4. every mutant named in `policy.rs` has its section and its row in
+//! 4. every mutant named in `model-tests/mutants.md` has its section and its row in
 //!    `proofs-notes/obligations.md`, and, when the mutation matrix has been
 //!    run (`model-tests/mutation-matrix.tsv`), the table's verdicts are the
 //!    matrix's.
@@ -371,12 +371,14 @@ fn has_ordering_comment_above(lines: &[&str], operation: usize) -> bool {
     false
 }
 
-/// The mutant names of `policy.rs` (the strings of `Mutant::name`).
-fn mutant_names(policy: &str) -> Vec<String> {
-    policy
+/// The mutant names of the table of mutants, `model-tests/mutants.md` (its
+/// `## name` headings, from which the mutant builds' `Mutant::name` is
+/// generated).
+fn mutant_names(table: &str) -> Vec<String> {
+    table
         .lines()
-        .filter(|line| line.trim_start().starts_with("Mutant::") && line.contains("=> \""))
-        .map(|line| line.split('"').nth(1).expect("a quoted name").to_string())
+        .filter_map(|line| line.strip_prefix("## "))
+        .map(|name| name.trim().to_string())
         .collect()
 }
 
@@ -448,8 +450,9 @@ fn every_atomic_operation_has_an_ordering_comment() {
 
 #[test]
 fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
-    let policy = fs::read_to_string(workspace().join("deque/src/policy.rs")).expect("policy.rs");
-    let (injector_names, names): (Vec<String>, Vec<String>) = mutant_names(&policy)
+    let table = fs::read_to_string(workspace().join("model-tests/mutants.md"))
+        .expect("model-tests/mutants.md");
+    let (injector_names, names): (Vec<String>, Vec<String>) = mutant_names(&table)
         .into_iter()
         .partition(|name| name.starts_with("injector-"));
     assert_eq!(

@@ -19,6 +19,7 @@ pub mod matrix;
 pub mod on_loom;
 pub mod on_loom_shipped;
 pub mod on_shuttle;
+pub mod table;
 
 /// The mutants, as the loom build names them (the canonical list).
 pub use chase_lev_loom_mutants::Mutant;

@@ -45,81 +45,11 @@ impl Argument {
     }
 }
 
-/// The arguments for the mutants that the suite cannot kill (see the
-/// module documentation). Kept next to the matrix so that a test can compare
-/// it with `proofs-notes/obligations.md`.
+/// The argument for `mutant` if the suite cannot kill it (see the module
+/// documentation): its `survivor:` line in `model-tests/mutants.md`, which
+/// a test compares with `proofs-notes/obligations.md`.
 pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
-    match mutant {
-        // In Lê et al.'s wrapping ring these two order a thief's read of a
-        // slot before the owner's overwrite after a wrap-around, which only
-        // load buffering could break. Here buffers never wrap, so they
-        // protect nothing (the fences keep a re-push apart from a thief's
-        // read); the argument is per mutant in obligations.md.
-        Mutant::PushTopAcquire => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#push-top-acquire",
-        )),
-        Mutant::StealCasSeqCst => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#steal-cas-seqcst",
-        )),
-        // The seq_cst fence right after the load is also an acquire fence:
-        // a relaxed load followed by it synchronises with the same releases
-        // as an acquire load would.
-        Mutant::StealTopAcquire => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#steal-top-acquire",
-        )),
-        // The last-element race is decided by the atomicity of the two CASes
-        // on top, whatever their ordering; the acquire/release halves are
-        // already provided by push's acquire of top and its release fence.
-        Mutant::TakeCasSeqCst => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#take-cas-seqcst",
-        )),
-        // The thief's first, relaxed load of the pointer (the value it
-        // announces) is followed by the steal's SeqCst fence, an acquire
-        // fence; the second load must return the same pointer or the steal
-        // retries.
-        Mutant::BufferLoadAcquire => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#buffer-load-acquire",
-        )),
-        // Buffers never wrap: after the thief's CAS claimed index t, no
-        // thread writes t's slot in that buffer again (the owner only
-        // rewrites an index it popped itself), and the buffer outlives the
-        // steal (pinned, or kept by the model build).
-        Mutant::ReadAfterCas => Some(Argument::ArguedSafe(
-            "proofs-notes/obligations.md#read-after-cas",
-        )),
-        // A thread's record is handed to the next thread by a release store
-        // and an acquire CAS of `in_use`; without them the modification
-        // order of the hazard slot could put the old thread's clear after
-        // the new thread's announcement. Loom's modification order is its
-        // execution order, so it cannot show this.
-        Mutant::RecordHandoffRelease => Some(Argument::BeyondLoom(
-            "proofs-notes/obligations.md#record-handoff-release",
-        )),
-        // The CAS-only last-task pop decides its race by the CAS's
-        // atomicity; the slot is the owner's own write, and what a thief
-        // sees of bottom after reading this top is ordered by earlier pops'
-        // fences (C++20's rule for fences and coherence-ordered operations).
-        Mutant::CasOnlyPopSeqCst => Some(Argument::ArguedSafe(
-            "proofs-notes/fast-paths.md#cas-only-pop-seqcst",
-        )),
-        // The injector (proofs-notes/injector.md). Its CASes claim
-        // positions by atomicity alone; their SeqCst places pushes and steals
-        // in the single total order for clients that use SeqCst accesses,
-        // which loom models as acquire/release.
-        Mutant::InjectorPushCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
-            "proofs-notes/injector.md#injector-push-cas-seqcst",
-        )),
-        Mutant::InjectorHeadCasSeqCst => Some(Argument::NeedsSeqCstAccesses(
-            "proofs-notes/injector.md#injector-head-cas-seqcst",
-        )),
-        // The acquire half of the CAS that moves a cursor's block word: every
-        // ticket returned to the word before that CAS is already acquired by
-        // the mover's load of the word or its failed CAS.
-        Mutant::InjectorCursorCasAcquire => Some(Argument::ArguedSafe(
-            "proofs-notes/injector.md#injector-cursor-cas-acquire",
-        )),
-        _ => None,
-    }
+    crate::table::survivor_argument(mutant)
 }
 
 /// The mutants that loom killed although `survivor_argument` excuses them:
