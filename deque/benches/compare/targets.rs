@@ -2,13 +2,14 @@
 //! (or `deque/benches/callgrind.sh`) measured, its ratio and "met" or "not
 //! met". Locked instructions come from the callgrind script's file (exact
 //! counts; the bench itself cannot count them), times from this run: the
-//! interleaved minimum for the single-threaded rows, criterion's medians for
-//! the rows with thieves. The rayon rows are measured by
+//! interleaved minimum for the single-threaded rows (`interleaved.rs`) and
+//! for the rows with thieves (`interleaved_thieves.rs`). The rayon rows are measured by
 //! `deque/benches/rayon_on_chase_lev.sh`, not here, and say so.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::interleaved_thieves::Figures;
 use crate::ratios::{print_row, print_separator};
 
 /// `$CARGO_TARGET_DIR/callgrind-owner-paths.tsv`, or the target directory
@@ -52,11 +53,12 @@ fn two(value: Option<f64>) -> String {
 }
 
 /// Prints the table. `interleaved` is the interleaved table's rows
-/// (chase-lev, st3, crossbeam-deque, Vec); `medians` this run's criterion
-/// medians by (group, deque).
+/// (chase-lev, st3, crossbeam-deque, Vec); `with_thieves` the interleaved
+/// figures of the scenarios with thieves (chase-lev, st3, crossbeam-deque)
+/// by scenario label.
 pub fn print_targets_table(
     interleaved: &[(&'static str, [Option<f64>; 4])],
-    medians: &BTreeMap<(String, String), f64>,
+    with_thieves: &BTreeMap<&'static str, [Option<Figures>; 3]>,
 ) {
     let path = callgrind_file();
     let locked = read_locked(&path);
@@ -69,10 +71,11 @@ pub fn print_targets_table(
             .map(|(_, figures)| *figures)
             .unwrap_or([None; 4])
     };
-    let median = |group: &str, deque: &str| {
-        medians
-            .get(&(group.to_string(), deque.to_string()))
-            .copied()
+    // The fastest interleaved round, ns per task.
+    let fastest = |group: &str| {
+        with_thieves
+            .get(group)
+            .map_or([None; 3], |figures| figures.map(|f| f.map(|f| f.fastest)))
     };
     let ratio = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
         (Some(mine), Some(theirs)) if theirs > 0.0 => Some(mine / theirs),
@@ -141,12 +144,7 @@ pub fn print_targets_table(
         verdict(at_most(empty, 0.0)).into(),
     ]);
     {
-        let group = "steal, owner idle";
-        let (mine, st3, crossbeam) = (
-            median(group, "chase-lev"),
-            median(group, "st3"),
-            median(group, "crossbeam-deque"),
-        );
+        let [mine, st3, crossbeam] = fastest("steal, owner idle");
         let met = at_most(ratio(mine, st3), 1.3)
             .zip(at_most(ratio(mine, crossbeam), 0.75))
             .map(|(a, b)| a && b);
@@ -176,11 +174,7 @@ pub fn print_targets_table(
             1.5,
         ),
     ] {
-        let (mine, st3, crossbeam) = (
-            median(group, "chase-lev"),
-            median(group, "st3"),
-            median(group, "crossbeam-deque"),
-        );
+        let [mine, st3, crossbeam] = fastest(group);
         rows.push(st3_row(label, target, mine, st3, crossbeam));
     }
     for (label, target) in [
@@ -215,10 +209,8 @@ pub fn print_targets_table(
     } else {
         println!("mfence) per operation from {} (callgrind);", path.display());
     }
-    println!("single-threaded times: the interleaved minimum above; times with thieves: criterion's medians");
-    println!(
-        "of this run; ratio = chase-lev / st3 (and / crossbeam-deque where the target names it):"
-    );
+    println!("times: the interleaved minimum above (the single-threaded table, and the table with thieves);");
+    println!("ratio = chase-lev / st3 (and / crossbeam-deque where the target names it):");
     const WIDTHS: [usize; 7] = [56, 31, 9, 7, 15, 11, 36];
     print_row(
         &[
