@@ -43,7 +43,7 @@ impl Scenario {
     fn owner_prefills(self) -> bool {
         self != Scenario::ProducerThreeThieves
     }
-    fn owner_pops(self) -> bool {
+    pub fn owner_pops(self) -> bool {
         matches!(self, Scenario::StealOwnerPops | Scenario::BatchOwnerPops)
     }
     fn batch(self) -> bool {

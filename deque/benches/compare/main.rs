@@ -19,7 +19,7 @@
 //!   (default 400; see `interleaved.rs`);
 //! - `CHASE_LEV_BENCH_THIEF_TURNS`: turns of 4 rounds per deque and
 //!   scenario in the interleaved table of the scenarios with thieves
-//!   (default 15; see `interleaved_thieves.rs`; 0 skips it);
+//!   (default 200, about 10 s; see `interleaved_thieves.rs`; 0 skips it);
 //! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
 //!   scenario in the interleaved injector table (default 30; see
 //!   `injector.rs`; 0 skips it).
@@ -196,7 +196,7 @@ fn main() {
     let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
     let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
     let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 30.0) as u64;
-    let thief_turns = env_number("CHASE_LEV_BENCH_THIEF_TURNS", 15.0) as u64;
+    let thief_turns = env_number("CHASE_LEV_BENCH_THIEF_TURNS", 200.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
