@@ -26,6 +26,9 @@ struct Words {
     slot: Line<AtomicPtr<u8>>,
 }
 
+/// One measured loop of `ITERATIONS`.
+type Pattern = fn(&Words);
+
 #[inline(never)]
 fn cas(words: &Words) {
     for index in 0..ITERATIONS {
@@ -88,7 +91,7 @@ fn main() {
         top: Line(AtomicU64::new(0)),
         slot: Line(AtomicPtr::new(std::ptr::null_mut())),
     };
-    let patterns: [(&str, fn(&Words)); 5] = [
+    let patterns: [(&str, Pattern); 5] = [
         ("CAS", cas),
         ("fence(SeqCst); CAS", fence_then_cas),
         ("store; fence; CAS; store", store_fence_cas_store),
