@@ -7,12 +7,14 @@
 # deque/benches/steal_instructions.py lists them, per steal, with the
 # innermost inlined source line and an L on the locked ones
 # (deque/benches/locked_instructions.py's definition). The listings go to
-# $target_dir/steal-breakdown/<deque>.<case>.txt; the summary to stdout.
+# $target_dir/steal-breakdown/<deque>.<case>.txt, callgrind_annotate's
+# per-source-line view (--auto=yes) to <deque>.<case>.annotate.txt, the
+# profiles themselves to <deque>.<case>.callgrind; the summary to stdout.
 # docs/benchmarks.md ("The steal, instruction by instruction") groups the
 # listings' lines into the steal's components.
 #
 # Usage: deque/benches/steal_breakdown.sh
-# Uses $CARGO_TARGET_DIR (default: target/ of the workspace). About 20 s.
+# Uses $CARGO_TARGET_DIR (default: target/ of the workspace). About 30 s.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -24,14 +26,12 @@ cargo build --quiet --profile bench -p chase-lev --example owner_paths
 binary="$target_dir/release/examples/owner_paths"
 out="$target_dir/steal-breakdown"
 mkdir -p "$out"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
 
 printf '| %-15s | %-13s | %14s | %16s |\n' deque case "instr. / steal" "locked / steal"
 printf '|%s|%s|%s|%s|\n' "-----------------" "---------------" "---------------:" "-----------------:"
 for case in steal-only-1k steal-empty; do
     for deque in chase-lev st3 crossbeam-deque; do
-        profile="$work/callgrind.$deque.$case"
+        profile="$out/$deque.$case.callgrind"
         operations=$(valgrind --tool=callgrind --callgrind-out-file="$profile" \
             --dump-instr=yes --dump-line=yes \
             --collect-atstart=no --toggle-collect='*measured_steal*' \
@@ -40,6 +40,7 @@ for case in steal-only-1k steal-empty; do
         locked=$(python3 deque/benches/locked_instructions.py "$profile" "$binary")
         python3 deque/benches/steal_instructions.py "$profile" "$binary" "$operations" \
             > "$out/$deque.$case.txt"
+        callgrind_annotate --auto=yes --show-percs=no "$profile" > "$out/$deque.$case.annotate.txt" 2>&1 || true
         awk -v d="$deque" -v c="$case" -v i="$instructions" -v l="$locked" -v o="$operations" \
             'BEGIN { printf "| %-15s | %-13s | %14.2f | %16.3f |\n", d, c, i / o, l / o }'
     done
