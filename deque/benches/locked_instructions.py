@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Locked instructions executed, from a callgrind profile made with
---dump-instr=yes --dump-line=no: the sum of the execution counts of every
+--dump-instr=yes (with or without --dump-line): the sum of the execution counts of every
 instruction of the binary that x86 executes as a locked read-modify-write or
 a full barrier (a `lock` prefix, `xchg` with memory, `mfence`).
 
@@ -42,9 +42,15 @@ def instruction_counts(profile):
     position = 0
     function = None
     skip_next = False
+    # Position fields before the costs: the address, and the source line
+    # with --dump-line=yes ("positions: instr line").
+    positions = 1
     with open(profile) as lines:
         for line in lines:
             line = line.rstrip("\n")
+            if line.startswith("positions:"):
+                positions = len(line.split()) - 1
+                continue
             if line.startswith("cfn="):
                 match = re.match(r"cfn=\((\d+)\)(?: (.*))?", line)
                 if match.group(2):
@@ -72,7 +78,7 @@ def instruction_counts(profile):
             if skip_next:
                 skip_next = False
                 continue
-            cost = int(fields[1]) if len(fields) > 1 else 0
+            cost = int(fields[positions]) if len(fields) > positions else 0
             counts[position] = counts.get(position, 0) + cost
             if function is not None:
                 starts[function] = min(starts.get(function, position), position)

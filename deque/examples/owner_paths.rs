@@ -8,9 +8,12 @@
 //! `steal-1k` (push 1k, then steal them back on the same thread: the steal
 //! path without contention; not for Vec), or `steal-empty` (1k steals from an
 //! empty deque: an idle thief's attempt), or `pop-empty` (1k owner pops on an
-//! empty deque: an idle owner's look). The process prints the number of
+//! empty deque: an idle owner's look), or `steal-only-1k` (as `steal-1k`, but
+//! the pushes are outside the measured function: the steal alone, for
+//! `deque/benches/steal_breakdown.sh`). The process prints the number of
 //! operations the measured function performs; callgrind counts the
-//! instructions inside `measured_rounds` only (`--toggle-collect`).
+//! instructions inside `measured_rounds` only (`--toggle-collect`; for
+//! `steal-only-1k`, inside `measured_steals_only`).
 
 #[path = "../benches/compare/contenders.rs"]
 mod contenders;
@@ -29,6 +32,7 @@ enum Case {
     PopEmpty(u64),
     Steal(u64),
     StealEmpty(u64),
+    StealOnly(u64),
 }
 
 impl Case {
@@ -40,6 +44,7 @@ impl Case {
             "pop-empty" => Case::PopEmpty(1_000),
             "steal-1k" => Case::Steal(1_000),
             "steal-empty" => Case::StealEmpty(1_000),
+            "steal-only-1k" => Case::StealOnly(1_000),
             _ => panic!("unknown case {name}"),
         }
     }
@@ -58,7 +63,7 @@ impl Case {
         match self {
             Case::PushThenPop(count) | Case::Steal(count) => 2 * count,
             Case::Pairs => 2 * PAIRS_PER_ITERATION,
-            Case::PopEmpty(count) | Case::StealEmpty(count) => count,
+            Case::PopEmpty(count) | Case::StealEmpty(count) | Case::StealOnly(count) => count,
         }
     }
 }
@@ -69,7 +74,7 @@ fn one_round<O: OwnerPaths>(owner: &mut O, case: Case) {
         Case::PushThenPop(count) => push_then_pop(owner, count),
         Case::Pairs => push_pop_pairs(owner, PAIRS_PER_ITERATION),
         Case::PopEmpty(count) => pop_empty(owner, count),
-        Case::Steal(_) | Case::StealEmpty(_) => {
+        Case::Steal(_) | Case::StealEmpty(_) | Case::StealOnly(_) => {
             unreachable!("steals are measured by measured_steal_rounds")
         }
     }
@@ -132,6 +137,48 @@ fn steal_round<C: Contender>(owner: &C::Owner, thief: &C::Thief, scratch: &C::Ow
     }
 }
 
+/// Not counted: the owner's pushes of a `steal-only-1k` round.
+#[inline(never)]
+fn refill<C: Contender>(owner: &C::Owner, count: u64) {
+    for task in 0..count {
+        C::push(owner, black_box(task));
+    }
+}
+
+#[inline(always)]
+fn steals_only<C: Contender>(thief: &C::Thief, scratch: &C::Owner, count: u64) {
+    for _ in 0..count {
+        match C::steal(thief, scratch) {
+            Taken::Task(task) => {
+                black_box(task);
+            }
+            other => panic!("a single-threaded steal returned {other:?}"),
+        }
+    }
+}
+
+/// The only function callgrind counts for `steal-only-1k`: `count` steals,
+/// each finding a task, nothing else (the pushes are in `refill`).
+#[inline(never)]
+fn measured_steals_only<C: Contender>(thief: &C::Thief, scratch: &C::Owner, count: u64) {
+    steals_only::<C>(thief, scratch, count);
+}
+
+fn run_steal_only<C: Contender>(count: u64, rounds: u64) {
+    let owner = C::owner(count as usize);
+    let thief = C::thief(&owner);
+    let scratch = C::owner(64);
+    // Not counted: the first round (the thread's hazard record, the first
+    // touches of each deque's state). Inlined here, not a function of its
+    // own: LLVM would merge two identical functions into one symbol.
+    refill::<C>(&owner, count);
+    steals_only::<C>(&thief, &scratch, count);
+    for _ in 0..rounds {
+        refill::<C>(&owner, count);
+        measured_steals_only::<C>(&thief, &scratch, count);
+    }
+}
+
 fn run_owner<O: OwnerPaths>(mut owner: O, case: Case) {
     warm_up(&mut owner, case);
     measured_rounds(&mut owner, case, case.rounds());
@@ -155,9 +202,22 @@ fn main() {
     };
     let case = Case::parse(case);
     let capacity = match case {
-        Case::PushThenPop(count) | Case::Steal(count) | Case::StealEmpty(count) => count as usize,
+        Case::PushThenPop(count)
+        | Case::Steal(count)
+        | Case::StealEmpty(count)
+        | Case::StealOnly(count) => count as usize,
         Case::Pairs | Case::PopEmpty(_) => 1,
     };
+    if let Case::StealOnly(count) = case {
+        match deque.as_str() {
+            ChaseLev::NAME => run_steal_only::<ChaseLev>(count, case.rounds()),
+            St3::NAME => run_steal_only::<St3>(count, case.rounds()),
+            Crossbeam::NAME => run_steal_only::<Crossbeam>(count, case.rounds()),
+            _ => panic!("{deque} has no steal"),
+        }
+        println!("operations {}", case.operations_per_round() * case.rounds());
+        return;
+    }
     match (deque.as_str(), case) {
         (ChaseLev::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<ChaseLev>(case),
         (St3::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<St3>(case),

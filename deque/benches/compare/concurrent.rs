@@ -43,13 +43,13 @@ impl Scenario {
     fn owner_prefills(self) -> bool {
         self != Scenario::ProducerThreeThieves
     }
-    fn owner_pops(self) -> bool {
+    pub fn owner_pops(self) -> bool {
         matches!(self, Scenario::StealOwnerPops | Scenario::BatchOwnerPops)
     }
     fn batch(self) -> bool {
         !matches!(self, Scenario::StealOwnerIdle | Scenario::StealOwnerPops)
     }
-    fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Scenario::StealOwnerIdle => "steal, owner idle",
             Scenario::StealOwnerPops => "steal, owner pops",
@@ -107,6 +107,19 @@ pub fn wait_until(mut condition: impl FnMut() -> bool) {
 /// Runs `rounds` rounds of `scenario` with `tasks` tasks each and returns the
 /// time they took, as criterion's `iter_custom` wants.
 pub fn run<C: Contender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    run_rounds::<C>(scenario, tasks, rounds, |time, _| total += time);
+    total
+}
+
+/// As [`run`], calling `each_round` with every round's time and the number
+/// of tasks the thieves took in it (the rest the owner popped).
+pub fn run_rounds<C: Contender>(
+    scenario: Scenario,
+    tasks: u64,
+    rounds: u64,
+    mut each_round: impl FnMut(Duration, u64),
+) {
     let owner = C::owner(tasks as usize);
     let thief = C::thief(&owner);
     let stage = Stage {
@@ -120,7 +133,6 @@ pub fn run<C: Contender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duratio
         stolen: AtomicU64::new(0),
     };
     let thieves = scenario.thieves() as u64;
-    let mut total = Duration::ZERO;
     let mut popped_by_owner = 0u64;
     std::thread::scope(|scope| {
         for _ in 0..thieves {
@@ -139,13 +151,14 @@ pub fn run<C: Contender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duratio
             let start = Instant::now();
             // Release: the thieves see the filled deque and the reset counters.
             stage.round.store(round, Release);
+            let mut popped_in_round = 0u64;
             if scenario.owner_pops() {
                 // A race only if the thief is running: without this the owner
                 // often pops everything before the thief's thread is scheduled.
                 wait_until(|| stage.started.load(Acquire) == thieves);
                 while let Some(task) = C::pop(&owner) {
                     black_box(task);
-                    popped_by_owner += 1;
+                    popped_in_round += 1;
                 }
             }
             if scenario == Scenario::ProducerThreeThieves {
@@ -154,7 +167,8 @@ pub fn run<C: Contender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duratio
                 }
             }
             wait_until(|| stage.finished.load(Acquire) == thieves);
-            total += start.elapsed();
+            each_round(start.elapsed(), tasks - popped_in_round);
+            popped_by_owner += popped_in_round;
         }
         stage.quit.store(true, Release);
     });
@@ -172,7 +186,6 @@ pub fn run<C: Contender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duratio
     tally.retries += stage.retries.load(Relaxed);
     tally.stolen_by_thieves += stolen;
     tally.popped_by_owner += popped_by_owner;
-    total
 }
 
 fn thief_loop<C: Contender>(scenario: Scenario, tasks: u64, thief: &C::Thief, stage: &Stage) {

@@ -1,7 +1,9 @@
 //! chase-lev side by side with crossbeam-deque 0.8 and st3 0.4 (and `Vec` as
 //! the floor for the owner paths), in one criterion run, followed by a ratio
-//! table read back from this run's criterion estimates, a table of how
-//! often a steal came back `Retry`, and issue 17's targets table
+//! table read back from this run's criterion estimates, interleaved tables
+//! (the deques taking turns) of the single-threaded rows and of the
+//! scenarios with thieves, a table of how often a steal came back `Retry`,
+//! and issue 17's targets table
 //! (`targets.rs`; run `deque/benches/callgrind.sh` first for its locked
 //! instructions).
 //!
@@ -15,6 +17,9 @@
 //!   (default 10000);
 //! - `CHASE_LEV_BENCH_ROUNDS`: rounds per deque of the interleaved table
 //!   (default 400; see `interleaved.rs`);
+//! - `CHASE_LEV_BENCH_THIEF_TURNS`: turns of 4 rounds per deque and
+//!   scenario in the interleaved table of the scenarios with thieves
+//!   (default 200, about 10 s; see `interleaved_thieves.rs`; 0 skips it);
 //! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
 //!   scenario in the interleaved injector table (default 30; see
 //!   `injector.rs`; 0 skips it).
@@ -24,6 +29,7 @@ mod contenders;
 mod cpu_time;
 mod injector;
 mod interleaved;
+mod interleaved_thieves;
 mod owner_paths;
 mod ratios;
 mod targets;
@@ -190,6 +196,7 @@ fn main() {
     let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
     let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
     let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 30.0) as u64;
+    let thief_turns = env_number("CHASE_LEV_BENCH_THIEF_TURNS", 200.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
@@ -271,6 +278,7 @@ fn main() {
     ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
     injector::print_interleaved_table(tasks, injector_turns);
     let quick = interleaved::print_interleaved_table(interleaved_rounds);
+    let with_thieves = interleaved_thieves::print_interleaved_thief_table(thief_turns, tasks);
     concurrent::print_retry_table();
-    targets::print_targets_table(&quick, &ratios::medians(&output, started));
+    targets::print_targets_table(&quick, &with_thieves);
 }

@@ -125,17 +125,6 @@ fn verdict(mine: Option<&Figures>, theirs: Option<&Figures>, target: Option<f64>
     met(ratio, target)
 }
 
-/// This run's criterion medians (ns per element), keyed by (group, deque),
-/// for the targets table.
-pub fn medians(directory: &Path, since: SystemTime) -> BTreeMap<(String, String), f64> {
-    let mut found = BTreeMap::new();
-    collect(directory, since, &mut found);
-    found
-        .into_iter()
-        .map(|(key, figures)| (key, figures.median))
-        .collect()
-}
-
 pub fn print_ratio_table(directory: &Path, since: SystemTime) {
     let mut found = BTreeMap::new();
     collect(directory, since, &mut found);

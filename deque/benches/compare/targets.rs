@@ -2,13 +2,17 @@
 //! (or `deque/benches/callgrind.sh`) measured, its ratio and "met" or "not
 //! met". Locked instructions come from the callgrind script's file (exact
 //! counts; the bench itself cannot count them), times from this run: the
-//! interleaved minimum for the single-threaded rows, criterion's medians for
-//! the rows with thieves. The rayon rows are measured by
+//! interleaved minimum for the single-threaded rows (`interleaved.rs`) and
+//! for the rows with thieves (`interleaved_thieves.rs`). The example pool's
+//! rows come from the file its example writes
+//! (`cargo run --release -p chase-lev-forkjoin --example forkjoin`), where
+//! the pool and `rayon::join` take turns. The rayon rows are measured by
 //! `deque/benches/rayon_on_chase_lev.sh`, not here, and say so.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::interleaved_thieves::Figures;
 use crate::ratios::{print_row, print_separator};
 
 /// `$CARGO_TARGET_DIR/callgrind-owner-paths.tsv`, or the target directory
@@ -22,6 +26,28 @@ fn callgrind_file() -> PathBuf {
         Some(target) => target.join("callgrind-owner-paths.tsv"),
         None => PathBuf::from("target/callgrind-owner-paths.tsv"),
     }
+}
+
+/// The file `deque/forkjoin/examples/forkjoin.rs` writes: the pool's and
+/// rayon's best times on its three workloads.
+fn forkjoin_file() -> PathBuf {
+    callgrind_file().with_file_name("forkjoin-vs-rayon.tsv")
+}
+
+/// (workload, the pool's ms, rayon's ms), in the file's order.
+fn read_forkjoin(path: &Path) -> Vec<(String, f64, f64)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let ours = fields.get(1)?.parse().ok()?;
+            let rayon = fields.get(2)?.parse().ok()?;
+            Some((fields[0].to_string(), ours, rayon))
+        })
+        .collect()
 }
 
 /// Locked instructions per operation, keyed by (case, deque).
@@ -52,11 +78,12 @@ fn two(value: Option<f64>) -> String {
 }
 
 /// Prints the table. `interleaved` is the interleaved table's rows
-/// (chase-lev, st3, crossbeam-deque, Vec); `medians` this run's criterion
-/// medians by (group, deque).
+/// (chase-lev, st3, crossbeam-deque, Vec); `with_thieves` the interleaved
+/// figures of the scenarios with thieves (chase-lev, st3, crossbeam-deque)
+/// by scenario label.
 pub fn print_targets_table(
     interleaved: &[(&'static str, [Option<f64>; 4])],
-    medians: &BTreeMap<(String, String), f64>,
+    with_thieves: &BTreeMap<&'static str, [Option<Figures>; 3]>,
 ) {
     let path = callgrind_file();
     let locked = read_locked(&path);
@@ -69,10 +96,21 @@ pub fn print_targets_table(
             .map(|(_, figures)| *figures)
             .unwrap_or([None; 4])
     };
-    let median = |group: &str, deque: &str| {
-        medians
-            .get(&(group.to_string(), deque.to_string()))
-            .copied()
+    // The fastest interleaved round, ns per task; where the owner pops,
+    // the fastest round that was a race (owner and thief each took a tenth
+    // of the tasks, interleaved_thieves.rs).
+    let fastest = |group: &str| {
+        with_thieves.get(group).map_or([None; 3], |figures| {
+            figures.map(|f| {
+                f.and_then(|f| {
+                    if group.contains("owner pops") {
+                        f.race_fastest
+                    } else {
+                        Some(f.fastest)
+                    }
+                })
+            })
+        })
     };
     let ratio = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
         (Some(mine), Some(theirs)) if theirs > 0.0 => Some(mine / theirs),
@@ -141,12 +179,7 @@ pub fn print_targets_table(
         verdict(at_most(empty, 0.0)).into(),
     ]);
     {
-        let group = "steal, owner idle";
-        let (mine, st3, crossbeam) = (
-            median(group, "chase-lev"),
-            median(group, "st3"),
-            median(group, "crossbeam-deque"),
-        );
+        let [mine, st3, crossbeam] = fastest("steal, owner idle");
         let met = at_most(ratio(mine, st3), 1.3)
             .zip(at_most(ratio(mine, crossbeam), 0.75))
             .map(|(a, b)| a && b);
@@ -176,11 +209,7 @@ pub fn print_targets_table(
             1.5,
         ),
     ] {
-        let (mine, st3, crossbeam) = (
-            median(group, "chase-lev"),
-            median(group, "st3"),
-            median(group, "crossbeam-deque"),
-        );
+        let [mine, st3, crossbeam] = fastest(group);
         rows.push(st3_row(label, target, mine, st3, crossbeam));
     }
     for (label, target) in [
@@ -192,7 +221,6 @@ pub fn print_targets_table(
             "same, fib(32) with a join at every level (stretch)",
             "<= 0.90",
         ),
-        ("the example pool / rayon, its three workloads", "<= 1.00"),
     ] {
         rows.push([
             label.into(),
@@ -202,6 +230,31 @@ pub fn print_targets_table(
             "-".into(),
             "-".into(),
             "not measured (rayon_on_chase_lev.sh)".into(),
+        ]);
+    }
+    let forkjoin_path = forkjoin_file();
+    let forkjoin = read_forkjoin(&forkjoin_path);
+    if forkjoin.is_empty() {
+        rows.push([
+            "the example pool / rayon, its three workloads".into(),
+            "<= 1.00".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "not measured (forkjoin example)".into(),
+        ]);
+    }
+    for (workload, ours, rayon) in &forkjoin {
+        let against_rayon = ratio(Some(*ours), Some(*rayon));
+        rows.push([
+            format!("example pool / rayon: {workload}"),
+            format!("<= 1.00 (ms; rayon {rayon:.1})"),
+            format!("{ours:.1}"),
+            "-".into(),
+            "-".into(),
+            two(against_rayon),
+            verdict(at_most(against_rayon, 1.0)).into(),
         ]);
     }
 
@@ -215,11 +268,16 @@ pub fn print_targets_table(
     } else {
         println!("mfence) per operation from {} (callgrind);", path.display());
     }
-    println!("single-threaded times: the interleaved minimum above; times with thieves: criterion's medians");
-    println!(
-        "of this run; ratio = chase-lev / st3 (and / crossbeam-deque where the target names it):"
-    );
-    const WIDTHS: [usize; 7] = [56, 31, 9, 7, 15, 11, 36];
+    println!("times: the interleaved minimum above (the single-threaded table, and the table with thieves;");
+    println!("where the owner pops, the fastest round that was a race);");
+    if !forkjoin.is_empty() {
+        println!(
+            "the example pool's rows: the forkjoin example's last run, from {};",
+            forkjoin_path.display()
+        );
+    }
+    println!("ratio = chase-lev / st3 (and / crossbeam-deque where the target names it):");
+    const WIDTHS: [usize; 7] = [58, 31, 9, 7, 15, 11, 36];
     print_row(
         &[
             "figure",

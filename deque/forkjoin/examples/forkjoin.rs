@@ -12,6 +12,11 @@
 //! `FORKJOIN_SORT_LEN` (default 10000000), `FORKJOIN_FIB_N` (default 36),
 //! `FORKJOIN_TREE_NODES` (default 2000000), `FORKJOIN_SWEEP_LEN` (elements
 //! sorted in the sweep; default 2000000).
+//!
+//! The three workloads' best times also go to
+//! `$CARGO_TARGET_DIR/forkjoin-vs-rayon.tsv` (default: the target directory
+//! that holds this example), where the targets table of
+//! `cargo bench -p chase-lev --bench compare` reads them.
 
 use std::time::{Duration, Instant};
 
@@ -107,6 +112,38 @@ fn print_rows(threads: usize, rows: &[Row]) {
             row.stats.steals,
             row.stats.failed_steals,
         );
+    }
+}
+
+/// `$CARGO_TARGET_DIR/forkjoin-vs-rayon.tsv`, or the target directory that
+/// holds this example (`<target>/release/examples/forkjoin`).
+fn rows_file() -> std::path::PathBuf {
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return std::path::PathBuf::from(target).join("forkjoin-vs-rayon.tsv");
+    }
+    let executable = std::env::current_exe().expect("the example knows its own path");
+    match executable.ancestors().nth(3) {
+        Some(target) => target.join("forkjoin-vs-rayon.tsv"),
+        None => std::path::PathBuf::from("target/forkjoin-vs-rayon.tsv"),
+    }
+}
+
+/// Writes each workload's best times (ms) for the compare bench's targets
+/// table: workload, chase-lev pool, rayon, threads, runs.
+fn write_rows(threads: usize, runs: usize, rows: &[Row]) {
+    let mut text = String::from("workload\tchase_lev_ms\trayon_ms\tthreads\truns\n");
+    for row in rows {
+        text += &format!(
+            "{}\t{:.3}\t{:.3}\t{threads}\t{runs}\n",
+            row.workload,
+            milliseconds(row.ours),
+            milliseconds(row.rayon)
+        );
+    }
+    let path = rows_file();
+    match std::fs::write(&path, text) {
+        Ok(()) => println!("(the three rows written to {})", path.display()),
+        Err(error) => println!("(could not write {}: {error})", path.display()),
     }
 }
 
@@ -242,6 +279,7 @@ fn main() {
     workloads::drop_tree(tree);
 
     print_rows(threads, &rows);
+    write_rows(threads, runs, &rows);
 
     // grain-size sweeps -------------------------------------------------------
     println!();
