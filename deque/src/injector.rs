@@ -59,7 +59,7 @@ use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::deque::Flavor;
+use crate::deque::{index_space_exhausted, Flavor};
 use crate::policy::{fence_if, Policy};
 use crate::steal::Steal;
 use crate::sync::{
@@ -67,7 +67,7 @@ use crate::sync::{
     Ordering::{Relaxed, SeqCst},
     SlotCell,
 };
-use crate::worker::{index_space_exhausted, Worker};
+use crate::worker::Worker;
 
 /// Positions per block. The model builds use tiny blocks, so that loom and
 /// shuttle reach a block boundary in a few operations.
