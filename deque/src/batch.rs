@@ -7,11 +7,14 @@ use core::mem::MaybeUninit;
 
 use crate::buffer::MAX_CAPACITY;
 use crate::deque::{add_index, Flavor, Snapshot};
-use crate::policy::fence_if;
+use crate::policy::{choose, fence_if, RELAXED_UNLESS_TSAN};
 use crate::reclamation::Hazard;
 use crate::steal::Steal;
 use crate::stealer::Stealer;
-use crate::sync::{Arc, Ordering::Relaxed};
+use crate::sync::{
+    Arc,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use crate::trace::trace;
 use crate::worker::Worker;
 use crate::DEFAULT_BATCH_LIMIT;
@@ -218,8 +221,7 @@ impl<T> Stealer<T> {
             // SAFETY: as above.
             unsafe { dest_buffer.copy_slot(seen.buffer, from, to) };
         }
-        let success = self.inner.policy.steal_cas_success();
-        if !self.claim(seen.top, batch as i64, success) {
+        if !self.claim(seen.top, batch as i64) {
             return Steal::Retry;
         }
         dest.publish(dest_bottom, moved);
@@ -243,7 +245,6 @@ impl<T> Stealer<T> {
         batch: usize,
         keep_first: bool,
     ) -> Steal<Option<T>> {
-        let policy = self.inner.policy;
         let dest_bottom = dest.bottom();
         let dest_buffer = dest.buffer();
         let mut kept: Option<MaybeUninit<T>> = None;
@@ -264,7 +265,7 @@ impl<T> Stealer<T> {
                 unsafe { dest_buffer.copy_slot(now.buffer, now.top, to) };
                 None
             };
-            if !self.claim(now.top, 1, policy.steal_cas_success()) {
+            if !self.claim(now.top, 1) {
                 if taken == 0 {
                     return Steal::Retry;
                 }
@@ -315,7 +316,9 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
-        let buffer = inner.buffer.load(inner.policy.buffer_load());
+        let buffer = inner
+            .buffer
+            .load(choose!(inner.policy, BufferLoadAcquire, Acquire, Relaxed));
         if !hazard.covers(buffer.cast()) {
             // The owner replaced the buffer since this thread announced it:
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
@@ -335,7 +338,9 @@ impl<T> Worker<T> {
         // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
         // push (proofs-notes/linearizability.md#batch-steal).
         let bottom = inner.bottom.load(Relaxed);
-        let top = inner.top.load(inner.policy.push_top_load());
+        let top = inner
+            .top
+            .load(choose!(inner.policy, PushTopAcquire, Acquire, Relaxed));
         let len = (bottom - top).max(0);
         // `additional` is at most the source's length, which fits in an i64.
         let additional = i64::try_from(additional).unwrap_or(i64::MAX);
@@ -364,10 +369,10 @@ impl<T> Worker<T> {
         let policy = inner.policy;
         // Ordering: Release fence, as in push: the destination's thieves that
         // read the new bottom read the copied tasks (proofs-notes/model.md#message-passing).
-        fence_if(policy.batch_publish_fence());
+        fence_if(choose!(policy, BatchPublishFence, Some(Release), None));
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
-        inner.bottom.store(next, policy.bottom_store());
+        inner.bottom.store(next, RELAXED_UNLESS_TSAN);
         trace!(inner, "batch: store bottom := {next}");
     }
 

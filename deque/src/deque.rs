@@ -38,12 +38,15 @@ use core::mem::MaybeUninit;
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
-use crate::policy::{fence_if, Policy};
+use crate::policy::{choose, fence_if, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, Retired};
 use crate::shrink::shrink_threshold;
 use crate::steal::Steal;
 use crate::stealer::Stealer;
-use crate::sync::{AtomicI64, AtomicPtr, Ordering::Relaxed};
+use crate::sync::{
+    AtomicI64, AtomicPtr,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
 use crate::trace::{trace, Trace};
 use crate::worker::Worker;
 
@@ -168,7 +171,9 @@ impl<T> Worker<T> {
         // of a slot before the owner rewrites it after wrapping around. Our
         // buffers never wrap, so it guards nothing here; kept so that the
         // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
-        let top = inner.top.load(policy.push_top_load());
+        let top = inner
+            .top
+            .load(choose!(policy, PushTopAcquire, Acquire, Relaxed));
         trace!(inner, "push: load bottom = {bottom}, load top = {top}");
         if bottom - top >= self.limit.get() {
             return Err(task); // bounded and full
@@ -200,10 +205,10 @@ impl<T> Worker<T> {
         // Ordering: Release fence, so that a thief that reads the new bottom
         // with acquire also reads the task's bytes
         // (proofs-notes/model.md#message-passing).
-        fence_if(policy.push_fence());
+        fence_if(choose!(policy, PushFence, Some(Release), None));
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
-        inner.bottom.store(next, policy.bottom_store());
+        inner.bottom.store(next, RELAXED_UNLESS_TSAN);
         trace!(inner, "push: store bottom := {next}");
     }
 
@@ -301,7 +306,10 @@ impl<T> Worker<T> {
         // Ordering: Release, so that a thief that loads the new pointer with
         // acquire reads the copied slots; this is the first of the two
         // corrections to the C11 code (proofs-notes/reclamation.md#publication).
-        inner.buffer.store(new, inner.policy.buffer_publish());
+        inner.buffer.store(
+            new,
+            choose!(inner.policy, BufferPublishRelease, Release, Relaxed),
+        );
         trace!(
             inner,
             "resize: store buffer := new buffer of {new_capacity} slots"
@@ -404,7 +412,7 @@ impl<T> Worker<T> {
             // lowering bottom to top (sequentially right: the deque is empty).
             // Ordering: Relaxed, as every owner store to bottom (a mutant:
             // proofs-notes/obligations.md#skip-last-cas).
-            inner.bottom.store(index, policy.bottom_store());
+            inner.bottom.store(index, RELAXED_UNLESS_TSAN);
             trace!(
                 inner,
                 "pop: store bottom := {index}, took slot {index} without a CAS"
@@ -420,7 +428,12 @@ impl<T> Worker<T> {
         // top may see of bottom.
         let won = inner
             .top
-            .compare_exchange(top, top + 1, policy.cas_only_pop_success(), Relaxed)
+            .compare_exchange(
+                top,
+                top + 1,
+                choose!(policy, CasOnlyPopSeqCst, SeqCst, Relaxed),
+                Relaxed,
+            )
             .is_ok();
         trace!(
             inner,
@@ -450,12 +463,12 @@ impl<T> Worker<T> {
         let buffer = self.buffer();
         // Ordering: Relaxed, ordered before the load of top by the fence below
         // (proofs-notes/model.md#store-buffering).
-        inner.bottom.store(bottom, policy.bottom_store());
+        inner.bottom.store(bottom, RELAXED_UNLESS_TSAN);
         trace!(inner, "pop: store bottom := {bottom}");
         // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
         // least one of owner and thief sees the other's write, so they cannot
         // both take the last task (proofs-notes/model.md#store-buffering).
-        fence_if(policy.take_fence());
+        fence_if(choose!(policy, TakeFence, Some(SeqCst), None));
         // Ordering: Relaxed, ordered by the fence above; the CAS below
         // re-checks it for the last task (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
@@ -465,7 +478,7 @@ impl<T> Worker<T> {
             // Empty: undo the reservation.
             // Ordering: Relaxed, as for every owner store to bottom
             // (proofs-notes/linearizability.md#pop).
-            inner.bottom.store(bottom + 1, policy.bottom_store());
+            inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
             trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
             return None;
         }
@@ -484,7 +497,12 @@ impl<T> Worker<T> {
             // it (proofs-notes/obligations.md#take-cas-seqcst).
             let won = inner
                 .top
-                .compare_exchange(top, top + 1, policy.take_cas_success(), Relaxed)
+                .compare_exchange(
+                    top,
+                    top + 1,
+                    choose!(policy, TakeCasSeqCst, SeqCst, Relaxed),
+                    Relaxed,
+                )
                 .is_ok();
             trace!(
                 inner,
@@ -494,7 +512,7 @@ impl<T> Worker<T> {
             );
             // Ordering: Relaxed; bottom = top now: empty
             // (proofs-notes/linearizability.md#pop).
-            inner.bottom.store(bottom + 1, policy.bottom_store());
+            inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
             trace!(inner, "pop: store bottom := {}", bottom + 1);
             if !won {
                 return None;
@@ -532,10 +550,14 @@ impl<T> Worker<T> {
             // Ordering: SeqCst success (release is what matters), so that a
             // thief that reads this top also sees the owner's earlier pushes
             // (proofs-notes/linearizability.md#fifo-pop).
-            let success = inner.policy.fifo_cas_success();
             if inner
                 .top
-                .compare_exchange(top, top + 1, success, Relaxed)
+                .compare_exchange(
+                    top,
+                    top + 1,
+                    choose!(inner.policy, FifoCasSeqCst, SeqCst, Relaxed),
+                    Relaxed,
+                )
                 .is_ok()
             {
                 trace!(inner, "fifo pop: CAS top {top} -> {} won", top + 1);
@@ -597,7 +619,7 @@ impl<T> Stealer<T> {
         let early = policy
             .read_before_cas()
             .then(|| unsafe { seen.buffer.read(index) });
-        if !self.claim(seen.top, 1, policy.steal_cas_success()) {
+        if !self.claim(seen.top, 1) {
             return Steal::Retry;
         }
         let task: MaybeUninit<T> = match early {
@@ -623,12 +645,13 @@ impl<T> Stealer<T> {
     #[allow(clippy::type_complexity)]
     pub(crate) fn protect_if_not_empty(&self) -> Option<(Hazard, *mut Buffer<T>, i64, i64)> {
         let inner = &*self.inner;
+        let policy = inner.policy;
         let top = self.load_top();
         // Ordering: Relaxed: only the value to announce; the Acquire load
         // after the fence checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).
         let announced = inner.buffer.load(Relaxed);
-        let mut hazard = Hazard::protect(announced.cast(), inner.policy);
+        let mut hazard = Hazard::protect(announced.cast(), policy);
         loop {
             // Ordering: the steal's SeqCst fence, which also orders the
             // hazard store before the buffer load below
@@ -639,7 +662,9 @@ impl<T> Stealer<T> {
             }
             // Ordering: Acquire, pairs with the release store of a new
             // buffer (proofs-notes/reclamation.md#publication).
-            let buffer = inner.buffer.load(inner.policy.buffer_load());
+            let buffer = inner
+                .buffer
+                .load(choose!(policy, BufferLoadAcquire, Acquire, Relaxed));
             if hazard.covers(buffer.cast()) {
                 return Some((hazard, buffer, top, bottom));
             }
@@ -656,7 +681,9 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
         // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
-        let top = inner.top.load(inner.policy.steal_top_load());
+        let top = inner
+            .top
+            .load(choose!(inner.policy, StealTopAcquire, Acquire, Relaxed));
         trace!(inner, "steal: load top = {top}");
         top
     }
@@ -667,7 +694,7 @@ impl<T> Stealer<T> {
         // Ordering: SeqCst fence, paired with the owner's pop fence (and other
         // thieves' fences): owner and thief cannot both miss each other's
         // write (proofs-notes/model.md#store-buffering).
-        fence_if(self.inner.policy.steal_fence());
+        fence_if(choose!(self.inner.policy, StealFence, Some(SeqCst), None));
         self.load_bottom()
     }
 
@@ -676,7 +703,9 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with push's release fence so the task's
         // bytes are visible (proofs-notes/model.md#message-passing).
-        let bottom = inner.bottom.load(inner.policy.steal_bottom_load());
+        let bottom = inner
+            .bottom
+            .load(choose!(inner.policy, StealBottomAcquire, Acquire, Relaxed));
         trace!(inner, "steal: load bottom = {bottom}");
         bottom
     }
@@ -715,7 +744,7 @@ impl<T> Stealer<T> {
 
     /// The thief's CAS that claims `count` tasks from `top`.
     #[inline(always)]
-    pub(crate) fn claim(&self, top: i64, count: i64, success: crate::sync::Ordering) -> bool {
+    pub(crate) fn claim(&self, top: i64, count: i64) -> bool {
         let inner = &*self.inner;
         // `top + count <= bottom` (the tasks claimed were seen below
         // `bottom`), so this never panics; checked all the same.
@@ -726,7 +755,12 @@ impl<T> Stealer<T> {
         // (proofs-notes/obligations.md#steal-cas-seqcst).
         let won = inner
             .top
-            .compare_exchange(top, next, success, Relaxed)
+            .compare_exchange(
+                top,
+                next,
+                choose!(inner.policy, StealCasSeqCst, SeqCst, Relaxed),
+                Relaxed,
+            )
             .is_ok();
         trace!(
             inner,
