@@ -10,9 +10,9 @@
 //! under `model-tests/builds/` (compiled with `--cfg chase_lev_mutants` by
 //! their build scripts, never by a cargo feature) give `Policy` a field that
 //! selects one mutant, and expose `Mutant` to the tests. The methods below
-//! are the logic mutants' switches and the injector's orderings.
+//! are the logic mutants' switches.
 
-use crate::sync::Ordering::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
+use crate::sync::Ordering::{self, Relaxed, Release};
 
 #[cfg(chase_lev_mutants)]
 pub use mutants::Mutant;
@@ -367,134 +367,6 @@ impl Policy {
     #[inline(always)]
     pub(crate) fn cas_only_pop_checks_cas(self) -> bool {
         choose!(self, CasOnlyPopKeepsLostTask, true, false)
-    }
-
-    // ------------------------------------------------------------ injector --
-    // The injector's orderings (deque/src/injector.rs), each named after the
-    // step of proofs-notes/injector.md that needs it.
-
-    /// injector push: success ordering of the CAS that claims a slot.
-    #[inline(always)]
-    pub(crate) fn injector_push_cas_success(self) -> Ordering {
-        choose!(self, InjectorPushCasSeqCst, SeqCst, Relaxed)
-    }
-
-    /// injector push: loads of the tail index (and a failed CAS's reload).
-    #[inline(always)]
-    pub(crate) fn injector_tail_index_load(self) -> Ordering {
-        choose!(self, InjectorTailIndexAcquire, Acquire, Relaxed)
-    }
-
-    /// injector push: the store of the new lap's tail index.
-    #[inline(always)]
-    pub(crate) fn injector_tail_publish(self) -> Ordering {
-        choose!(self, InjectorTailPublishRelease, Release, Relaxed)
-    }
-
-    /// injector push: the store of the old block's link to the new one.
-    #[inline(always)]
-    pub(crate) fn injector_next_store(self) -> Ordering {
-        choose!(self, InjectorNextRelease, Release, Relaxed)
-    }
-
-    /// injector push: the RMW that marks a slot written.
-    #[inline(always)]
-    pub(crate) fn injector_write_mark(self) -> Ordering {
-        choose!(self, InjectorWriteRelease, Release, Relaxed)
-    }
-
-    /// injector steal: loads of the head index.
-    #[inline(always)]
-    pub(crate) fn injector_head_index_load(self) -> Ordering {
-        choose!(self, InjectorHeadIndexAcquire, Acquire, Relaxed)
-    }
-
-    /// injector steal: the fence before the load of the tail index.
-    #[inline(always)]
-    pub(crate) fn injector_steal_fence(self) -> Option<Ordering> {
-        choose!(self, InjectorStealFence, Some(SeqCst), None)
-    }
-
-    /// injector steal: success ordering of the CAS on the head index.
-    #[inline(always)]
-    pub(crate) fn injector_head_cas_success(self) -> Ordering {
-        choose!(self, InjectorHeadCasSeqCst, SeqCst, Relaxed)
-    }
-
-    /// injector steal: the load of the link to the next block.
-    #[inline(always)]
-    pub(crate) fn injector_next_load(self) -> Ordering {
-        choose!(self, InjectorNextAcquire, Acquire, Relaxed)
-    }
-
-    /// injector steal: the store of the new lap's head index.
-    #[inline(always)]
-    pub(crate) fn injector_head_publish(self) -> Ordering {
-        choose!(self, InjectorHeadPublishRelease, Release, Relaxed)
-    }
-
-    /// injector steal: the load that finds a slot written.
-    #[inline(always)]
-    pub(crate) fn injector_written_load(self) -> Ordering {
-        choose!(self, InjectorWriteAcquire, Acquire, Relaxed)
-    }
-
-    /// injector steal: the RMW that marks a slot read.
-    #[inline(always)]
-    pub(crate) fn injector_read_mark(self) -> Ordering {
-        choose!(self, InjectorReadDoneRelease, AcqRel, Acquire)
-    }
-
-    /// injector free: the load that checks whether a slot was read.
-    #[inline(always)]
-    pub(crate) fn injector_destroy_load(self) -> Ordering {
-        choose!(self, InjectorDestroyAcquire, Acquire, Relaxed)
-    }
-
-    /// injector free: the RMW that hands the free to a slot's reader.
-    #[inline(always)]
-    pub(crate) fn injector_destroy_mark(self) -> Ordering {
-        choose!(self, InjectorDestroyAcquire, AcqRel, Release)
-    }
-
-    /// injector: loads of the head's and the tail's block pointers.
-    #[inline(always)]
-    pub(crate) fn injector_block_load(self) -> Ordering {
-        choose!(self, InjectorBlockPointerAcqRel, Acquire, Relaxed)
-    }
-
-    /// injector helper: the CAS that takes a ticket on a cursor's block.
-    #[inline(always)]
-    pub(crate) fn injector_ticket_take(self) -> Ordering {
-        choose!(self, InjectorTicketAcquire, Acquire, Relaxed)
-    }
-
-    /// injector helper: the CAS that gives a ticket back to the cursor.
-    #[inline(always)]
-    pub(crate) fn injector_ticket_drop(self) -> Ordering {
-        choose!(self, InjectorTicketRelease, Release, Relaxed)
-    }
-
-    /// injector: success ordering of the CAS that moves a cursor's block
-    /// pointer to the next block (release: the new block; acquire: the
-    /// tickets given back before it).
-    #[inline(always)]
-    pub(crate) fn injector_cursor_cas(self) -> Ordering {
-        #[cfg(chase_lev_mutants)]
-        {
-            match self.mutant {
-                Some(Mutant::InjectorCursorCasAcquire) => return Ordering::Release,
-                Some(Mutant::InjectorBlockPointerAcqRel) => return Ordering::Acquire,
-                _ => {}
-            }
-        }
-        Ordering::AcqRel
-    }
-
-    /// injector: the RMWs on a block's ticket count and shares.
-    #[inline(always)]
-    pub(crate) fn injector_share(self) -> Ordering {
-        choose!(self, InjectorShareAcqRel, AcqRel, Relaxed)
     }
 }
 
