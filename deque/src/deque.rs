@@ -10,6 +10,13 @@
 //! | `take`                        | `Worker::pop` → `pop_bottom_with_fence`      |
 //! | `steal`                       | `Stealer::steal`                             |
 //!
+//! Each ordering and fence is written at its site, as
+//! `choose!(policy, Site, correct, weakened)`: every build runs `correct`,
+//! except that in the mutant builds of model-tests a deque made with the
+//! mutant `Site` runs `weakened` (policy.rs). The owner keeps three values of its own in its
+//! `Worker` (worker.rs): its copy of the buffer pointer (`buffer`), the end
+//! of that buffer's lap (`end`) and the bound (`limit`, `i64::MAX` if none).
+//!
 //! Where it departs from the figure, the function says so and names its note:
 //! a buffer never wraps, so the owner moves to a new buffer at the end of each
 //! lap, not only when full (buffer.rs, proofs-notes/reclamation.md#no-wrap); a
