@@ -29,9 +29,9 @@ toolchain=${FUZZ_TOOLCHAIN:-nightly}
 
 # name | file under deque/src | sed script | what the bug is
 bugs=(
-  "shrink-drops-newest|worker.rs|/fn shrink(/,/^    }/ s/self.replace_buffer(bottom, top, new_capacity)/self.replace_buffer(bottom - 1, top, new_capacity)/|shrink copies one task too few (the newest is lost)"
-  "batch-limit-ignored|stealer.rs|s/let wanted = len.div_ceil(2).min(limit)/let wanted = len.div_ceil(2)/|a batch steal ignores its limit"
-  "bound-off-by-one|worker.rs|s/if bottom - top >= self.limit.get() {/if bottom - top > self.limit.get() {/|push lets one task more than the limit in"
+  "shrink-drops-newest|shrink.rs|/fn shrink(/,/^    }/ s/self.replace_buffer(bottom, top, new_capacity)/self.replace_buffer(bottom - 1, top, new_capacity)/|shrink copies one task too few (the newest is lost)"
+  "batch-limit-ignored|batch.rs|s/let wanted = len.div_ceil(2).min(limit)/let wanted = len.div_ceil(2)/|a batch steal ignores its limit"
+  "bound-off-by-one|deque.rs|s/if bottom - top >= self.limit.get() {/if bottom - top > self.limit.get() {/|push lets one task more than the limit in"
 )
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

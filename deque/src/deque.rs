@@ -1,6 +1,36 @@
-//! The state shared by a `Worker` and its `Stealer`s: the two indices, the
-//! buffer pointer, and what happens to the tasks left when the last handle
-//! goes away.
+//! The Chase-Lev deque, to be read top to bottom next to Figure 1 of Lê,
+//! Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for
+//! Weak Memory Models" (PPoPP 2013):
+//!
+//! | Figure 1                      | here                                         |
+//! |-------------------------------|----------------------------------------------|
+//! | `top`, `bottom`, `array`      | `Inner` (and the owner's copy of `array`)    |
+//! | `push`                        | `Worker::try_push`, `write_and_publish`      |
+//! | `resize` (grow)               | `push_into_next_lap`, `replace_buffer`       |
+//! | `take`                        | `Worker::pop` → `pop_bottom_with_fence`      |
+//! | `steal`                       | `Stealer::steal`                             |
+//!
+//! Each ordering and fence is written at its site, as
+//! `choose!(policy, Site, correct, weakened)`: every build runs `correct`,
+//! except that in the mutant builds of model-tests a deque made with the
+//! mutant `Site` runs `weakened` (policy.rs). The owner keeps three values of its own in its
+//! `Worker` (worker.rs): its copy of the buffer pointer (`buffer`), the end
+//! of that buffer's lap (`end`) and the bound (`limit`, `i64::MAX` if none).
+//!
+//! Where it departs from the figure, the function says so and names its note:
+//! a buffer never wraps, so the owner moves to a new buffer at the end of each
+//! lap, not only when full (buffer.rs, proofs-notes/reclamation.md#no-wrap); a
+//! thief announces the buffer it reads in a hazard slot before the steal's
+//! fence (reclamation.rs); the LIFO owner's pop looks at the indices first and
+//! takes an empty or one-task deque without the fence
+//! (proofs-notes/fast-paths.md); the FIFO owner pops at `top` with a CAS
+//! (`pop_top`).
+//!
+//! Not in this file: the handles' constructors, `len` and `capacity`
+//! (worker.rs, stealer.rs), batch steals (batch.rs), the shrink hysteresis
+//! (shrink.rs), the slots (buffer.rs), the hazard slots and retired buffers
+//! (reclamation.rs), the std/loom/shuttle shim (sync.rs), the mutants
+//! (policy.rs) and the mutant builds' event log (trace.rs).
 //!
 //! Invariants (proofs-notes/linearizability.md#invariants):
 //! - `top` and `bottom` only grow, except that the LIFO owner's pop lowers
@@ -10,14 +40,22 @@
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
-use crate::policy::Policy;
-use crate::reclamation::Retired;
-use crate::sync::{AtomicI64, AtomicPtr, Ordering::Relaxed};
-use crate::trace::Trace;
+use crate::policy::{choose, fence_if, Policy, RELAXED_UNLESS_TSAN};
+use crate::reclamation::{Hazard, Retired};
+use crate::shrink::shrink_threshold;
+use crate::steal::Steal;
+use crate::stealer::Stealer;
+use crate::sync::{
+    AtomicI64, AtomicPtr,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
+use crate::trace::{trace, Trace};
+use crate::worker::Worker;
 
 /// Which end the owner pops from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +123,691 @@ impl<T> Inner<T> {
         unsafe { &mut *self.retired.get() }
     }
 }
+
+// ------------------------------------------------------------------ push --
+
+impl<T> Worker<T> {
+    /// The owner's current buffer.
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> &Buffer<T> {
+        // SAFETY: only the owner retires buffers, and it retires a buffer only
+        // after replacing this pointer; so the buffer it points to is alive
+        // for as long as the owner holds `&self`.
+        unsafe { &*self.buffer.get() }
+    }
+
+    /// Pushes a task at the bottom.
+    ///
+    /// # Panics
+    /// If the worker is bounded and full (use [`try_push`](Worker::try_push)
+    /// to get the task back instead), if a growable buffer would exceed the
+    /// memory of the machine, or after 2^63 pushes (the index space is spent).
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::new_lifo();
+    /// worker.push(1);
+    /// assert_eq!(worker.len(), 1);
+    /// ```
+    #[inline]
+    pub fn push(&self, task: T) {
+        if self.try_push(task).is_err() {
+            full(self.limit.get());
+        }
+    }
+
+    /// Pushes a task at the bottom, or hands it back if the worker is bounded
+    /// and full. A growable worker grows instead and always returns `Ok`.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let bounded = Worker::new_fifo_bounded(1);
+    /// assert_eq!(bounded.try_push(1), Ok(()));
+    /// assert_eq!(bounded.try_push(2), Err(2));
+    /// ```
+    #[inline]
+    pub fn try_push(&self, task: T) -> Result<(), T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        // Ordering: Relaxed, the owner is the only writer of bottom
+        // (proofs-notes/linearizability.md#push).
+        let bottom = inner.bottom.load(Relaxed);
+        // Ordering: Acquire, as in Lê et al., where it orders a thief's read
+        // of a slot before the owner rewrites it after wrapping around. Our
+        // buffers never wrap, so it guards nothing here; kept so that the
+        // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
+        let top = inner
+            .top
+            .load(choose!(policy, PushTopAcquire, Acquire, Relaxed));
+        trace!(inner, "push: load bottom = {bottom}, load top = {top}");
+        if bottom - top >= self.limit.get() {
+            return Err(task); // bounded and full
+        }
+        if bottom >= self.end.get() {
+            self.push_into_next_lap(bottom, top, task);
+        } else {
+            self.write_and_publish(self.buffer(), bottom, task);
+        }
+        Ok(())
+    }
+
+    /// The end of push: writes `task` into the slot of `bottom` and
+    /// publishes it by raising `bottom`.
+    #[inline(always)]
+    fn write_and_publish(&self, buffer: &Buffer<T>, bottom: i64, task: T) {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        // No overflow: a lap ends at `i64::MAX` at the latest, and
+        // `push_into_next_lap` panics there, so here `bottom < i64::MAX`.
+        let next = bottom + 1;
+        // SAFETY: `bottom` is in the buffer's lap, and no thief reads its
+        // slot now: thieves read only below a bottom they saw, and the last
+        // time bottom was above this index the owner popped it, which the
+        // pop's fence keeps apart from any thief's read
+        // (proofs-notes/reclamation.md#no-wrap).
+        unsafe { buffer.write(bottom, task) };
+        trace!(inner, "push: write slot {bottom}");
+        // Ordering: Release fence, so that a thief that reads the new bottom
+        // with acquire also reads the task's bytes
+        // (proofs-notes/model.md#message-passing).
+        fence_if(choose!(policy, PushFence, Some(Release), None));
+        // Ordering: Relaxed, published by the fence above
+        // (proofs-notes/model.md#message-passing).
+        inner.bottom.store(next, RELAXED_UNLESS_TSAN);
+        trace!(inner, "push: store bottom := {next}");
+    }
+
+    /// `bottom` reached the end of the buffer's lap: moves the tasks to a new
+    /// buffer starting at `top`, twice as large if the deque is full (Lê et
+    /// al.'s grow), finishes the push there, and only then retires the old
+    /// buffer, so that the task is visible to thieves before the owner scans
+    /// the hazard slots (proofs-notes/reclamation.md#hazard-slots).
+    #[cold]
+    #[inline(never)]
+    fn push_into_next_lap(&self, bottom: i64, top: i64, task: T) {
+        if bottom == i64::MAX {
+            index_space_exhausted();
+        }
+        let capacity = self.buffer().capacity();
+        let len = bottom - top;
+        let new_capacity = if len >= capacity as i64 {
+            capacity.saturating_mul(2)
+        } else if len < self.shrink_below.get() && self.pops_until_shrink.get() == 1 {
+            // Enough pops came too late (`count_pop_that_came_too_late`) and
+            // none succeeded since to do the shrink: do it here instead.
+            capacity / 2
+        } else {
+            capacity
+        };
+        let old = self.replace_buffer(bottom, top, new_capacity);
+        if self.inner.policy.reload_after_grow() {
+            self.write_and_publish(self.buffer(), bottom, task);
+            // SAFETY: `old` is no longer the deque's buffer and is retired once.
+            unsafe { self.retire(old) };
+        } else {
+            // Mutant NoReloadAfterGrow: keep writing into the old buffer
+            // (and leak it, so that the write stays in bounds).
+            // SAFETY: never freed.
+            self.write_and_publish(unsafe { &*old }, bottom, task);
+        }
+    }
+
+    /// Copies the tasks of `[top, bottom)` into a new buffer of
+    /// `new_capacity` slots and publishes it; returns the old buffer, which
+    /// the caller must retire.
+    pub(crate) fn replace_buffer(
+        &self,
+        bottom: i64,
+        top: i64,
+        new_capacity: usize,
+    ) -> *mut Buffer<T> {
+        let inner = &*self.inner;
+        let old = self.buffer();
+        let old_capacity = old.capacity();
+        // SAFETY: this is the owner, the only caller of `retired`.
+        let new = match unsafe { inner.retired() }.take_spare(new_capacity) {
+            Some(spare) => {
+                // SAFETY: a spare is held by no thread, and is published
+                // only below (proofs-notes/reclamation.md#reuse).
+                unsafe { (*spare).restart(top) };
+                spare
+            }
+            None => {
+                if new_capacity == old_capacity {
+                    // A move to the next lap with no spare: allocate one
+                    // more, so that the owner has three buffers of this
+                    // capacity and a thief holding one cannot leave it
+                    // without a spare (proofs-notes/reclamation.md#reuse).
+                    let spare = Box::into_raw(Box::new(Buffer::new(new_capacity, top)));
+                    // SAFETY: this is the owner, the only caller of `retired`.
+                    unsafe { inner.retired() }.add_spare(spare);
+                }
+                Box::into_raw(Box::new(Buffer::new(new_capacity, top)))
+            }
+        };
+        // SAFETY: `new` is live and not yet published: only this thread
+        // reaches it.
+        let new_buffer = unsafe { &*new };
+        for index in top..bottom {
+            // SAFETY: only the owner writes slots, so reading the old ones
+            // races with nothing; the new buffer is not yet published.
+            unsafe { new_buffer.copy_slot(old, index, index) };
+        }
+        self.end.set(new_buffer.end());
+        let old = self.buffer.replace(new);
+        if new_capacity != old_capacity {
+            // A resize starts the hysteresis afresh; a move to the next lap
+            // at the same capacity is not a resize, and keeps the count
+            // (else a deque whose owner loses most pops to thieves would
+            // never earn enough between two laps to shrink).
+            self.pops_until_shrink.set(new_capacity / 2);
+            self.shrink_after.set(new_capacity / 2);
+            self.shrink_below.set(shrink_threshold(
+                self.bounded,
+                self.min_capacity,
+                new_capacity,
+            ));
+        }
+        // Ordering: Release, so that a thief that loads the new pointer with
+        // acquire reads the copied slots; this is the first of the two
+        // corrections to the C11 code (proofs-notes/reclamation.md#publication).
+        inner.buffer.store(
+            new,
+            choose!(inner.policy, BufferPublishRelease, Release, Relaxed),
+        );
+        trace!(
+            inner,
+            "resize: store buffer := new buffer of {new_capacity} slots"
+        );
+        old
+    }
+
+    /// # Safety
+    /// `old` was the deque's buffer, has been replaced, and is retired once.
+    pub(crate) unsafe fn retire(&self, old: *mut Buffer<T>) {
+        let inner = &*self.inner;
+        // SAFETY: this is the owner, the only caller of `retired`; `old` is
+        // forwarded from the caller.
+        unsafe {
+            inner
+                .retired()
+                .retire(old, self.buffer().capacity(), inner.policy)
+        };
+    }
+}
+
+// ------------------------------------------------------------------- pop --
+
+impl<T> Worker<T> {
+    /// Pops a task: the newest for a LIFO worker, the oldest for a FIFO one.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// let lifo = Worker::new_lifo();
+    /// let fifo = Worker::new_fifo();
+    /// for task in 1..=3 {
+    ///     lifo.push(task);
+    ///     fifo.push(task);
+    /// }
+    /// assert_eq!(lifo.pop(), Some(3));
+    /// assert_eq!(fifo.pop(), Some(1));
+    /// ```
+    // `inline(always)`, here and on `pop_bottom`: with both flavours and the
+    // shrink bookkeeping, `pop` sits at LLVM's inlining threshold, and a call
+    // costs the owner paths about 2 instructions per operation
+    // (deque/benches/callgrind.sh with `#[inline]`: push-1k-then-pop-1k
+    // 27.4, push;pop pairs 29.1; with `inline(always)`: 25.6 and 27.1) and
+    // the example pool's `join` 14 (deque/benches/join_overhead.sh: 110.4
+    // with `pop_bottom` called out of line, 96.4 inlined).
+    #[inline(always)]
+    pub fn pop(&self) -> Option<T> {
+        let popped = match self.inner.flavor {
+            Flavor::Lifo => self.pop_bottom(),
+            Flavor::Fifo => self.pop_top(),
+        };
+        if popped.is_none() {
+            self.count_pop_that_came_too_late();
+        }
+        popped
+    }
+
+    /// Lê et al.'s `take`, behind two fast paths of the owner's own
+    /// (proofs-notes/fast-paths.md): a look at `bottom` and `top` that shows
+    /// the deque empty returns `None` with no store and no fence, and one
+    /// that shows exactly one task takes it with the CAS on `top` alone.
+    /// Only a look that shows two tasks or more takes the paper's path.
+    #[inline(always)]
+    fn pop_bottom(&self) -> Option<T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        // Ordering: Relaxed, the owner is the only writer of bottom
+        // (proofs-notes/linearizability.md#pop).
+        let bottom = inner.bottom.load(Relaxed);
+        // Ordering: Relaxed: top only grows, so a stale top is smaller than
+        // the current one, and each path below is sound for any top at or
+        // below the current one (proofs-notes/fast-paths.md#the-owners-look).
+        let top = inner.top.load(Relaxed);
+        trace!(inner, "pop: load bottom = {bottom}, load top = {top}");
+        let len = bottom - top;
+        if len <= policy.empty_look_max_len() {
+            // Empty at the look: every index below `bottom` is claimed.
+            trace!(inner, "pop: empty at the look, no fence");
+            return None;
+        }
+        if len <= policy.cas_only_pop_max_len() {
+            return self.pop_last_with_cas_only(bottom, top);
+        }
+        self.pop_bottom_with_fence(bottom)
+    }
+
+    /// The look showed exactly one task, the one at `top = bottom - 1`:
+    /// claim it with the CAS that thieves use, `top -> top + 1`, and leave
+    /// `bottom` alone (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
+    #[inline(always)]
+    fn pop_last_with_cas_only(&self, bottom: i64, top: i64) -> Option<T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        let index = bottom - 1;
+        // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
+        // `index` is below `bottom`, in the current buffer's lap.
+        let task = unsafe { self.buffer().read(index) };
+        if !policy.cas_last_task() {
+            // Mutant SkipLastCas: take it as if no thief could race, by
+            // lowering bottom to top (sequentially right: the deque is empty).
+            // Ordering: Relaxed, as every owner store to bottom (a mutant:
+            // proofs-notes/obligations.md#skip-last-cas).
+            inner.bottom.store(index, RELAXED_UNLESS_TSAN);
+            trace!(
+                inner,
+                "pop: store bottom := {index}, took slot {index} without a CAS"
+            );
+            // SAFETY: (mutant) none; only used with plain-integer tasks.
+            return Some(unsafe { task.assume_init() });
+        }
+        // `top < bottom` here, so `top + 1` cannot overflow.
+        // Ordering: SeqCst success, as every other CAS on top; nothing
+        // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):
+        // the CAS's atomicity decides the race, the slot is the owner's own
+        // write, and earlier pops' fences order what a thief that reads this
+        // top may see of bottom.
+        let won = inner
+            .top
+            .compare_exchange(
+                top,
+                top + 1,
+                choose!(policy, CasOnlyPopSeqCst, SeqCst, Relaxed),
+                Relaxed,
+            )
+            .is_ok();
+        trace!(
+            inner,
+            "pop: one task, CAS top {top} -> {} {}",
+            top + 1,
+            if won { "won" } else { "lost" }
+        );
+        if !won && policy.cas_only_pop_checks_cas() {
+            // A thief took it: top has reached bottom, the deque is empty.
+            return None;
+        }
+        self.consider_shrinking(bottom, top + 1);
+        trace!(inner, "pop: took slot {index}");
+        // SAFETY: the slot of `index` held a task (top = index < bottom) and
+        // the CAS from `top = index` claimed it for this owner
+        // (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
+        Some(unsafe { task.assume_init() })
+    }
+
+    /// Lê et al.'s `take`, from its store of `bottom - 1`: the look showed
+    /// two tasks or more (proofs-notes/linearizability.md#pop).
+    #[inline(always)]
+    fn pop_bottom_with_fence(&self, bottom: i64) -> Option<T> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        let bottom = bottom - 1;
+        let buffer = self.buffer();
+        // Ordering: Relaxed, ordered before the load of top by the fence below
+        // (proofs-notes/model.md#store-buffering).
+        inner.bottom.store(bottom, RELAXED_UNLESS_TSAN);
+        trace!(inner, "pop: store bottom := {bottom}");
+        // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
+        // least one of owner and thief sees the other's write, so they cannot
+        // both take the last task (proofs-notes/model.md#store-buffering).
+        fence_if(choose!(policy, TakeFence, Some(SeqCst), None));
+        // Ordering: Relaxed, ordered by the fence above; the CAS below
+        // re-checks it for the last task (proofs-notes/model.md#store-buffering).
+        let top = inner.top.load(Relaxed);
+        trace!(inner, "pop: load top = {top}");
+        // No `+ 1` below can overflow: `bottom` was just lowered by one.
+        if top > bottom {
+            // Empty: undo the reservation.
+            // Ordering: Relaxed, as for every owner store to bottom
+            // (proofs-notes/linearizability.md#pop).
+            inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
+            trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
+            return None;
+        }
+        // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
+        let task = unsafe { buffer.read(bottom) };
+        if top == bottom {
+            if !policy.cas_last_task() {
+                // Mutant SkipLastCas: take it as if no thief could race.
+                trace!(inner, "pop: took slot {bottom} without a CAS");
+                // SAFETY: (mutant) none; only used with plain-integer tasks.
+                return Some(unsafe { task.assume_init() });
+            }
+            // The last task: race the thieves for it with a strong CAS.
+            // Ordering: SeqCst success, as in Lê et al.; the fences and the
+            // CAS's atomicity already decide the race, so nothing depends on
+            // it (proofs-notes/obligations.md#take-cas-seqcst).
+            let won = inner
+                .top
+                .compare_exchange(
+                    top,
+                    top + 1,
+                    choose!(policy, TakeCasSeqCst, SeqCst, Relaxed),
+                    Relaxed,
+                )
+                .is_ok();
+            trace!(
+                inner,
+                "pop: CAS top {top} -> {} {}",
+                top + 1,
+                if won { "won" } else { "lost" }
+            );
+            // Ordering: Relaxed; bottom = top now: empty
+            // (proofs-notes/linearizability.md#pop).
+            inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
+            trace!(inner, "pop: store bottom := {}", bottom + 1);
+            if !won {
+                return None;
+            }
+            self.consider_shrinking(bottom + 1, top + 1);
+        } else {
+            self.consider_shrinking(bottom, top);
+        }
+        trace!(inner, "pop: took slot {bottom}");
+        // SAFETY: the slot of `bottom` held a task (top <= bottom) and this
+        // owner won it: either more than one task was left, so no thief can
+        // reach it, or the CAS above claimed it
+        // (proofs-notes/linearizability.md#pop).
+        Some(unsafe { task.assume_init() })
+    }
+
+    /// The FIFO owner's pop: takes the oldest task with a CAS on `top`.
+    #[inline]
+    fn pop_top(&self) -> Option<T> {
+        let inner = &*self.inner;
+        loop {
+            // Ordering: Relaxed, the owner is the only writer of bottom
+            // (proofs-notes/linearizability.md#fifo-pop).
+            let bottom = inner.bottom.load(Relaxed);
+            // Ordering: Relaxed; the owner wrote every slot itself, and the
+            // CAS below decides (proofs-notes/linearizability.md#fifo-pop).
+            let top = inner.top.load(Relaxed);
+            trace!(inner, "fifo pop: load bottom = {bottom}, load top = {top}");
+            if top >= bottom {
+                return None;
+            }
+            // (So `top + 1 <= bottom` below cannot overflow.)
+            // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
+            let task = unsafe { self.buffer().read(top) };
+            // Ordering: SeqCst success (release is what matters), so that a
+            // thief that reads this top also sees the owner's earlier pushes
+            // (proofs-notes/linearizability.md#fifo-pop).
+            if inner
+                .top
+                .compare_exchange(
+                    top,
+                    top + 1,
+                    choose!(inner.policy, FifoCasSeqCst, SeqCst, Relaxed),
+                    Relaxed,
+                )
+                .is_ok()
+            {
+                trace!(inner, "fifo pop: CAS top {top} -> {} won", top + 1);
+                self.consider_shrinking(bottom, top + 1);
+                // SAFETY: the slot of `top` held a task and the CAS claimed it.
+                return Some(unsafe { task.assume_init() });
+            }
+            trace!(inner, "fifo pop: CAS top {top} lost, retrying");
+        }
+    }
+}
+
+// ----------------------------------------------------------------- steal --
+
+/// What a thief learned from one look at the deque.
+pub(crate) struct Snapshot<'g, T> {
+    pub(crate) top: i64,
+    pub(crate) bottom: i64,
+    pub(crate) buffer: &'g Buffer<T>,
+}
+
+impl<T> Stealer<T> {
+    /// Steals the oldest task.
+    ///
+    /// Returns [`Steal::Retry`] when the attempt lost a race with the owner or
+    /// another thief; the deque may still hold tasks.
+    ///
+    /// ```
+    /// use chase_lev::{Steal, Worker};
+    ///
+    /// let worker = Worker::new_fifo();
+    /// worker.push(1);
+    /// let stealer = worker.stealer();
+    /// assert_eq!(stealer.steal(), Steal::Success(1));
+    /// assert_eq!(stealer.steal(), Steal::Empty);
+    /// ```
+    #[inline]
+    pub fn steal(&self) -> Steal<T> {
+        let policy = self.inner.policy;
+        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
+            return Steal::Empty;
+        };
+        let seen = match self.snapshot(&hazard, buffer, top, bottom) {
+            Steal::Success(seen) => seen,
+            Steal::Empty => return Steal::Empty,
+            Steal::Retry => return Steal::Retry,
+        };
+        let index = if policy.steal_from_top() {
+            seen.top
+        } else if seen.buffer.covers(seen.bottom - 1) {
+            seen.bottom - 1 // mutant StealFromBottom
+        } else {
+            return Steal::Retry;
+        };
+        // Read before the CAS, as Lê et al. do: once the CAS is won the
+        // owner may retire the buffer or reuse the index.
+        // SAFETY: `index` is in the buffer's lap, and no thread writes its
+        // slot while a thief can read it (proofs-notes/reclamation.md#no-wrap).
+        let early = policy
+            .read_before_cas()
+            .then(|| unsafe { seen.buffer.read(index) });
+        if !self.claim(seen.top, 1) {
+            return Steal::Retry;
+        }
+        let task: MaybeUninit<T> = match early {
+            Some(task) => task,
+            // SAFETY: (mutant ReadAfterCas) as above.
+            None => unsafe { seen.buffer.read(index) },
+        };
+        trace!(self.inner, "steal: took slot {index}");
+        // SAFETY: the slot of `top` held a task (top < bottom, published by
+        // push's release fence and the acquire load of bottom), and the CAS
+        // made this thief its only owner
+        // (proofs-notes/linearizability.md#steal).
+        Steal::Success(unsafe { task.assume_init() })
+    }
+
+    /// Lê et al.'s first loads (top, the SeqCst fence, bottom), with this
+    /// thread's hazard slot announcing the buffer before the fence, so that
+    /// the one fence serves both the algorithm and reclamation; then the
+    /// buffer pointer again, which must still be the announced one
+    /// (proofs-notes/reclamation.md#hazard-slots). `None` if the deque
+    /// looked empty.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn protect_if_not_empty(&self) -> Option<(Hazard, *mut Buffer<T>, i64, i64)> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
+        let top = self.load_top();
+        // Ordering: Relaxed: only the value to announce; the Acquire load
+        // after the fence checks it and synchronizes
+        // (proofs-notes/reclamation.md#hazard-slots).
+        let announced = inner.buffer.load(Relaxed);
+        let mut hazard = Hazard::protect(announced.cast(), policy);
+        loop {
+            // Ordering: the steal's SeqCst fence, which also orders the
+            // hazard store before the buffer load below
+            // (proofs-notes/reclamation.md#hazard-slots).
+            let bottom = self.fence_then_bottom();
+            if top >= bottom {
+                return None;
+            }
+            // Ordering: Acquire, pairs with the release store of a new
+            // buffer (proofs-notes/reclamation.md#publication).
+            let buffer = inner
+                .buffer
+                .load(choose!(policy, BufferLoadAcquire, Acquire, Relaxed));
+            if hazard.covers(buffer.cast()) {
+                return Some((hazard, buffer, top, bottom));
+            }
+            // The owner replaced the buffer after the announcement: announce
+            // the new one and fence again. Only a buffer change, which is
+            // progress of the owner's, repeats this (lock-free).
+            trace!(inner, "steal: the buffer changed, announcing the new one");
+            hazard.reprotect(buffer.cast());
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn load_top(&self) -> i64 {
+        let inner = &*self.inner;
+        // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
+        // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
+        let top = inner
+            .top
+            .load(choose!(inner.policy, StealTopAcquire, Acquire, Relaxed));
+        trace!(inner, "steal: load top = {top}");
+        top
+    }
+
+    /// Lê et al.'s fence, then the load of `bottom`.
+    #[inline(always)]
+    pub(crate) fn fence_then_bottom(&self) -> i64 {
+        // Ordering: SeqCst fence, paired with the owner's pop fence (and other
+        // thieves' fences): owner and thief cannot both miss each other's
+        // write (proofs-notes/model.md#store-buffering).
+        fence_if(choose!(self.inner.policy, StealFence, Some(SeqCst), None));
+        self.load_bottom()
+    }
+
+    #[inline(always)]
+    fn load_bottom(&self) -> i64 {
+        let inner = &*self.inner;
+        // Ordering: Acquire, pairs with push's release fence so the task's
+        // bytes are visible (proofs-notes/model.md#message-passing).
+        let bottom = inner
+            .bottom
+            .load(choose!(inner.policy, StealBottomAcquire, Acquire, Relaxed));
+        trace!(inner, "steal: load bottom = {bottom}");
+        bottom
+    }
+
+    /// The task at `top` in `buffer`, which `hazard` protects, unless `top`
+    /// has already moved before the buffer's lap (`Retry`). `buffer` is the
+    /// pointer as loaded after the fence, not the announced copy: the two
+    /// are equal, but if the announced buffer was freed and a new one took
+    /// its address, only the fresh load points into the live allocation.
+    #[inline(always)]
+    pub(crate) fn snapshot<'h>(
+        &self,
+        _hazard: &'h Hazard,
+        buffer: *mut Buffer<T>,
+        top: i64,
+        bottom: i64,
+    ) -> Steal<Snapshot<'h, T>> {
+        // SAFETY: this thread's hazard slot held this address before a fence
+        // after which the deque's buffer pointer still was this one, so the
+        // owner will not free it while `_hazard` lives
+        // (proofs-notes/reclamation.md#hazard-slots).
+        let buffer = unsafe { &*buffer };
+        if !buffer.covers(top) {
+            // The owner has moved to a buffer whose lap starts past `top`:
+            // `top` has moved on and the CAS would fail, a lost race
+            // (proofs-notes/reclamation.md#no-wrap).
+            trace!(self.inner, "steal: index {top} outside the buffer's lap");
+            return Steal::Retry;
+        }
+        Steal::Success(Snapshot {
+            top,
+            bottom,
+            buffer,
+        })
+    }
+
+    /// The thief's CAS that claims `count` tasks from `top`.
+    #[inline(always)]
+    pub(crate) fn claim(&self, top: i64, count: i64) -> bool {
+        let inner = &*self.inner;
+        // `top + count <= bottom` (the tasks claimed were seen below
+        // `bottom`), so this never panics; checked all the same.
+        let next = add_index(top, count);
+        // Ordering: SeqCst success, as in Lê et al., where its release half
+        // orders the slot read before the owner's rewrite after a wrap; our
+        // buffers never wrap, so the CAS's atomicity is what claims the task
+        // (proofs-notes/obligations.md#steal-cas-seqcst).
+        let won = inner
+            .top
+            .compare_exchange(
+                top,
+                next,
+                choose!(inner.policy, StealCasSeqCst, SeqCst, Relaxed),
+                Relaxed,
+            )
+            .is_ok();
+        trace!(
+            inner,
+            "steal: CAS top {top} -> {next} {}",
+            if won { "won" } else { "lost" }
+        );
+        won
+    }
+}
+
+// --------------------------------------------------------------- indices --
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn full(bound: i64) -> ! {
+    panic!("chase-lev: push on a full bounded Worker (bound {bound}); use try_push to get the task back")
+}
+
+/// `index + count` for an index of the deque, panicking instead of
+/// wrapping at the end of the index space.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn add_index(index: i64, count: i64) -> i64 {
+    match index.checked_add(count) {
+        Some(sum) => sum,
+        None => index_space_exhausted(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn index_space_exhausted() -> ! {
+    panic!(
+        "chase-lev: the deque's 64-bit index space is exhausted (2^63 pushes); indices never wrap"
+    )
+}
+
+// ------------------------------------------------------------------ drop --
 
 impl<T> Drop for Inner<T> {
     fn drop(&mut self) {

@@ -59,15 +59,15 @@ use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::deque::Flavor;
-use crate::policy::{fence_if, Policy};
+use crate::deque::{index_space_exhausted, Flavor};
+use crate::policy::{choose, fence_if, Policy};
 use crate::steal::Steal;
 use crate::sync::{
     wait_round, AtomicPtr, AtomicU64, AtomicUsize,
-    Ordering::{Relaxed, SeqCst},
+    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
     SlotCell,
 };
-use crate::worker::{index_space_exhausted, Worker};
+use crate::worker::Worker;
 
 /// Positions per block. The model builds use tiny blocks, so that loom and
 /// shuttle reach a block boundary in a few operations.
@@ -437,9 +437,17 @@ impl<T> Injector<T> {
         loop {
             // Ordering: Acquire, so that the block loaded next is at least the
             // one whose lap this index is in (proofs-notes/injector.md#block-of-an-index).
-            let mut tail = self.tail.index.load(policy.injector_tail_index_load());
+            let mut tail =
+                self.tail
+                    .index
+                    .load(choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed));
             // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-            let mut block = untag(self.tail.block.load(policy.injector_block_load()));
+            let mut block = untag(self.tail.block.load(choose!(
+                policy,
+                InjectorBlockPointerAcqRel,
+                Acquire,
+                Relaxed
+            )));
             let claimed = loop {
                 let offset = offset(tail);
                 if offset == BLOCK_CAP {
@@ -448,9 +456,19 @@ impl<T> Injector<T> {
                     // claimed the last one (proofs-notes/injector.md#tickets).
                     self.help(Side::Tail, &mut spare);
                     // Ordering: Acquire, as above (proofs-notes/injector.md#block-of-an-index).
-                    tail = self.tail.index.load(policy.injector_tail_index_load());
+                    tail = self.tail.index.load(choose!(
+                        policy,
+                        InjectorTailIndexAcquire,
+                        Acquire,
+                        Relaxed
+                    ));
                     // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-                    block = untag(self.tail.block.load(policy.injector_block_load()));
+                    block = untag(self.tail.block.load(choose!(
+                        policy,
+                        InjectorBlockPointerAcqRel,
+                        Acquire,
+                        Relaxed
+                    )));
                     continue;
                 }
                 if offset + 1 == BLOCK_CAP && spare.is_null() {
@@ -464,14 +482,19 @@ impl<T> Injector<T> {
                 match self.tail.index.compare_exchange_weak(
                     tail,
                     next_tail,
-                    policy.injector_push_cas_success(),
-                    policy.injector_tail_index_load(),
+                    choose!(policy, InjectorPushCasSeqCst, SeqCst, Relaxed),
+                    choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed),
                 ) {
                     Ok(_) => break offset,
                     Err(current) => {
                         tail = current;
                         // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-                        block = untag(self.tail.block.load(policy.injector_block_load()));
+                        block = untag(self.tail.block.load(choose!(
+                            policy,
+                            InjectorBlockPointerAcqRel,
+                            Acquire,
+                            Relaxed
+                        )));
                     }
                 }
             };
@@ -503,7 +526,7 @@ impl<T> Injector<T> {
                 match slot.state.compare_exchange(
                     state,
                     state | WRITE,
-                    policy.injector_write_mark(),
+                    choose!(policy, InjectorWriteRelease, Release, Relaxed),
                     Relaxed,
                 ) {
                     Ok(_) => break true,
@@ -520,7 +543,10 @@ impl<T> Injector<T> {
             task = unsafe { slot.task.read() };
             // Ordering: AcqRel, as a steal's mark of a slot it read
             // (proofs-notes/injector.md#reclamation).
-            let state = slot.state.fetch_or(READ, policy.injector_read_mark());
+            let state = slot.state.fetch_or(
+                READ,
+                choose!(policy, InjectorReadDoneRelease, AcqRel, Acquire),
+            );
             if state & DESTROY != 0 {
                 // SAFETY: the freer found every slot above ours finished.
                 unsafe { self.destroy(block, claimed) };
@@ -548,8 +574,8 @@ impl<T> Injector<T> {
         // Ordering: Acquire, as the cursor's other index loads
         // (proofs-notes/injector.md#block-of-an-index).
         let index = cursor.index.load(match side {
-            Side::Tail => policy.injector_tail_index_load(),
-            Side::Head => policy.injector_head_index_load(),
+            Side::Tail => choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed),
+            Side::Head => choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed),
         });
         if offset(index) == BLOCK_CAP {
             if block_lap == lap(index) {
@@ -572,7 +598,9 @@ impl<T> Injector<T> {
         let mut round = 0;
         // Ordering: Acquire: the block is seen initialised (its lap), as by
         // the cursor's other block loads (proofs-notes/injector.md#tickets).
-        let mut word = cursor.block.load(policy.injector_ticket_take());
+        let mut word = cursor
+            .block
+            .load(choose!(policy, InjectorTicketAcquire, Acquire, Relaxed));
         loop {
             if tickets(word) == TICKETS {
                 // As many helpers as the word can count: wait for one to
@@ -580,7 +608,9 @@ impl<T> Injector<T> {
                 wait_round(round);
                 round = round.saturating_add(1);
                 // Ordering: Acquire, as above (proofs-notes/injector.md#tickets).
-                word = cursor.block.load(policy.injector_ticket_take());
+                word = cursor
+                    .block
+                    .load(choose!(policy, InjectorTicketAcquire, Acquire, Relaxed));
                 continue;
             }
             // Ordering: Acquire, as above; the block cannot be freed while
@@ -588,8 +618,8 @@ impl<T> Injector<T> {
             match cursor.block.compare_exchange(
                 word,
                 word.wrapping_byte_add(1),
-                policy.injector_ticket_take(),
-                policy.injector_ticket_take(),
+                choose!(policy, InjectorTicketAcquire, Acquire, Relaxed),
+                choose!(policy, InjectorTicketAcquire, Acquire, Relaxed),
             ) {
                 Ok(_) => return untag(word),
                 Err(current) => word = current,
@@ -622,7 +652,7 @@ impl<T> Injector<T> {
             match cursor.block.compare_exchange(
                 word,
                 word.wrapping_byte_sub(1),
-                policy.injector_ticket_drop(),
+                choose!(policy, InjectorTicketRelease, Release, Relaxed),
                 Relaxed,
             ) {
                 Ok(_) => return,
@@ -643,7 +673,10 @@ impl<T> Injector<T> {
         let count = unsafe { &(*block).tickets[side as usize] };
         // Ordering: AcqRel: every ticket holder's reads of the block happen
         // before the release of the share (proofs-notes/injector.md#tickets).
-        let before = count.fetch_add(delta, self.policy.injector_share());
+        let before = count.fetch_add(
+            delta,
+            choose!(self.policy, InjectorShareAcqRel, AcqRel, Relaxed),
+        );
         if before.wrapping_add(delta) == 0 {
             // SAFETY: the last hold of this cursor on the block.
             unsafe { self.release_share(block) };
@@ -660,7 +693,11 @@ impl<T> Injector<T> {
         let released = unsafe { &(*block).released };
         // Ordering: AcqRel: the holders of the other two shares finished with
         // the block before the free (proofs-notes/injector.md#reclamation).
-        if released.fetch_add(1, self.policy.injector_share()) == 2 {
+        if released.fetch_add(
+            1,
+            choose!(self.policy, InjectorShareAcqRel, AcqRel, Relaxed),
+        ) == 2
+        {
             // SAFETY: all three shares released: every slot is finished and
             // both cursors have moved off the block with no ticket left on it
             // (proofs-notes/injector.md#reclamation).
@@ -690,18 +727,29 @@ impl<T> Injector<T> {
         let next = self.link(current, spare);
         // Ordering: Acquire, as the cursor's other block loads
         // (proofs-notes/injector.md#block-of-an-index).
-        let mut word = cursor.block.load(policy.injector_block_load());
+        let mut word = cursor.block.load(choose!(
+            policy,
+            InjectorBlockPointerAcqRel,
+            Acquire,
+            Relaxed
+        ));
         while untag(word) == block {
             // Ordering: AcqRel: release, so that a thread that reads the next
             // lap's index reads the next block (block-of-an-index); acquire,
             // so that the tickets given back before it happen before the
             // free (proofs-notes/injector.md#tickets). Acquire on failure, as
-            // the loads.
+            // the loads. Two mutants weaken the success ordering: the
+            // cursor's own to Release, the block pointers' to Acquire.
             match cursor.block.compare_exchange(
                 word,
                 next,
-                policy.injector_cursor_cas(),
-                policy.injector_block_load(),
+                choose!(
+                    policy,
+                    InjectorCursorCasAcquire,
+                    choose!(policy, InjectorBlockPointerAcqRel, AcqRel, Acquire),
+                    Release
+                ),
+                choose!(policy, InjectorBlockPointerAcqRel, Acquire, Relaxed),
             ) {
                 Ok(_) => {
                     // The tickets still counted in the word are now counted
@@ -722,7 +770,7 @@ impl<T> Injector<T> {
         let policy = self.policy;
         let mut new_index = (marker & !HAS_NEXT).wrapping_add(ONE);
         let publish = match side {
-            Side::Tail => policy.injector_tail_publish(),
+            Side::Tail => choose!(policy, InjectorTailPublishRelease, Release, Relaxed),
             Side::Head => {
                 // Ordering: Relaxed: only a hint. If the tail is at or past
                 // the marker of the next block, every slot of that block is
@@ -732,7 +780,7 @@ impl<T> Injector<T> {
                 if ahead >= BLOCK_CAP as u64 && ahead < POSITION_MASK / 2 {
                     new_index |= HAS_NEXT;
                 }
-                policy.injector_head_publish()
+                choose!(policy, InjectorHeadPublishRelease, Release, Relaxed)
             }
         };
         // Ordering: Release: a thread that reads the new lap's index also
@@ -749,7 +797,9 @@ impl<T> Injector<T> {
         let policy = self.policy;
         // Ordering: Acquire: the new block is seen initialised
         // (proofs-notes/injector.md#next-block).
-        let next = block.next.load(policy.injector_next_load());
+        let next = block
+            .next
+            .load(choose!(policy, InjectorNextAcquire, Acquire, Relaxed));
         if !next.is_null() {
             return next;
         }
@@ -766,8 +816,8 @@ impl<T> Injector<T> {
         match block.next.compare_exchange(
             ptr::null_mut(),
             fresh,
-            policy.injector_next_store(),
-            policy.injector_next_load(),
+            choose!(policy, InjectorNextRelease, Release, Relaxed),
+            choose!(policy, InjectorNextAcquire, Acquire, Relaxed),
         ) {
             Ok(_) => fresh,
             Err(winner) => {
@@ -787,9 +837,17 @@ impl<T> Injector<T> {
             // a new block, so the block loaded next is that one, and inherits
             // what earlier steals saw of the tail (proofs-notes/injector.md#block-of-an-index,
             // #read-read-coherence).
-            let head = self.head.index.load(policy.injector_head_index_load());
+            let head =
+                self.head
+                    .index
+                    .load(choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed));
             // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-            let block = untag(self.head.block.load(policy.injector_block_load()));
+            let block = untag(self.head.block.load(choose!(
+                policy,
+                InjectorBlockPointerAcqRel,
+                Acquire,
+                Relaxed
+            )));
             let offset = offset(head);
             if offset == BLOCK_CAP {
                 // Another steal claimed the block's last slot: help the head
@@ -811,7 +869,7 @@ impl<T> Injector<T> {
                 // precedes it in the single total order, which is what makes
                 // `Empty` linearizable and keeps clients' store-buffering
                 // handshakes sound (proofs-notes/injector.md#empty).
-                fence_if(policy.injector_steal_fence());
+                fence_if(choose!(policy, InjectorStealFence, Some(SeqCst), None));
                 // Ordering: Relaxed, ordered by the fence above
                 // (proofs-notes/injector.md#empty). A tail on a marker is the
                 // next lap's first position.
@@ -852,7 +910,7 @@ impl<T> Injector<T> {
             .compare_exchange(
                 seen.head,
                 new_head,
-                policy.injector_head_cas_success(),
+                choose!(policy, InjectorHeadCasSeqCst, SeqCst, Relaxed),
                 Relaxed,
             )
             .is_ok()
@@ -885,7 +943,9 @@ impl<T> Injector<T> {
         let mut round = 0;
         // Ordering: Acquire, paired with the push's release CAS: the task's
         // bytes are visible (proofs-notes/injector.md#task-publication).
-        let mut state = slot.state.load(policy.injector_written_load());
+        let mut state = slot
+            .state
+            .load(choose!(policy, InjectorWriteAcquire, Acquire, Relaxed));
         loop {
             if state & WRITE != 0 {
                 return true;
@@ -894,7 +954,9 @@ impl<T> Injector<T> {
                 wait_round(round);
                 round += 1;
                 // Ordering: Acquire, as above (proofs-notes/injector.md#task-publication).
-                state = slot.state.load(policy.injector_written_load());
+                state = slot
+                    .state
+                    .load(choose!(policy, InjectorWriteAcquire, Acquire, Relaxed));
                 continue;
             }
             // Ordering: Relaxed success: the steal has touched nothing of the
@@ -905,7 +967,7 @@ impl<T> Injector<T> {
                 state,
                 state | ABANDONED,
                 Relaxed,
-                policy.injector_written_load(),
+                choose!(policy, InjectorWriteAcquire, Acquire, Relaxed),
             ) {
                 Ok(_) => return false,
                 Err(current) => state = current,
@@ -942,7 +1004,10 @@ impl<T> Injector<T> {
             // this thread's read before the free; acquire so that if the
             // freer left the free to us, we free after its checks
             // (proofs-notes/injector.md#reclamation).
-            let state = slot.state.fetch_or(READ, self.policy.injector_read_mark());
+            let state = slot.state.fetch_or(
+                READ,
+                choose!(self.policy, InjectorReadDoneRelease, AcqRel, Acquire),
+            );
             if state & DESTROY != 0 {
                 // The freer found every slot above this one finished; ours
                 // below it are marked already (we mark from the bottom up).
@@ -976,8 +1041,16 @@ impl<T> Injector<T> {
             // Ordering: Acquire, then AcqRel, paired with the finisher's AcqRel
             // mark: a finished slot's users are done before the free; an
             // unfinished one is handed the free (proofs-notes/injector.md#reclamation).
-            if slot.state.load(policy.injector_destroy_load()) & READ == 0
-                && slot.state.fetch_or(DESTROY, policy.injector_destroy_mark()) & READ == 0
+            if slot
+                .state
+                .load(choose!(policy, InjectorDestroyAcquire, Acquire, Relaxed))
+                & READ
+                == 0
+                && slot.state.fetch_or(
+                    DESTROY,
+                    choose!(policy, InjectorDestroyAcquire, AcqRel, Release),
+                ) & READ
+                    == 0
             {
                 return;
             }

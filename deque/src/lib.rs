@@ -164,11 +164,13 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+mod batch;
 mod buffer;
 mod deque;
 mod injector;
 mod policy;
 mod reclamation;
+mod shrink;
 mod steal;
 mod stealer;
 mod sync;

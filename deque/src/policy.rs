@@ -1,14 +1,18 @@
-//! The orderings and fences of the algorithm, gathered in one place so that
-//! the mutation matrix (model-tests) can weaken each one on purpose.
+//! The mutants: the deliberate weakenings of the algorithm that the mutation
+//! matrix (model-tests) builds and checks, one at a time.
 //!
-//! In the chase-lev crate `Policy` is a zero-sized type and every method below
-//! returns a constant: after inlining, the deque's machine code is exactly
-//! what it would be with the orderings written in place. Only the internal
-//! builds under `model-tests/builds/` (compiled with `--cfg chase_lev_mutants`
-//! by their build scripts, never by a cargo feature) give `Policy` a field that
-//! selects one mutant, and expose `Mutant` to the tests.
+//! Each ordering and fence is written at its site, as
+//! `choose!(policy, Site, correct, weakened)`: `correct` is the ordering of
+//! the algorithm, `weakened` the one the mutant `Mutant::Site` puts there
+//! instead. In the chase-lev crate `Policy` is a zero-sized type and
+//! `choose!` expands to `correct`, so the deque's machine code is exactly what
+//! it would be with the orderings written alone. Only the internal builds
+//! under `model-tests/builds/` (compiled with `--cfg chase_lev_mutants` by
+//! their build scripts, never by a cargo feature) give `Policy` a field that
+//! selects one mutant, and expose `Mutant` to the tests. The methods below
+//! are the logic mutants' switches.
 
-use crate::sync::Ordering::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
+use crate::sync::Ordering::{self, Relaxed, Release};
 
 #[cfg(chase_lev_mutants)]
 pub use mutants::Mutant;
@@ -56,7 +60,9 @@ impl Policy {
     }
 }
 
-/// Picks `correct`, unless this policy's mutant weakens `site`.
+/// Picks `correct`, unless this policy's mutant weakens `site`: written at
+/// each ordering's site, as in `inner.top.load(choose!(policy,
+/// PushTopAcquire, Acquire, Relaxed))`.
 macro_rules! choose {
     ($policy:expr, $site:ident, $correct:expr, $weakened:expr) => {{
         #[cfg(chase_lev_mutants)]
@@ -78,92 +84,17 @@ macro_rules! choose {
 }
 pub(crate) use choose;
 
+/// The ordering of every owner store to `bottom`: Relaxed, as in Lê et al.,
+/// published by the release fence in push. ThreadSanitizer does not model
+/// fences, so the build made for it (`--cfg chase_lev_sanitize_thread`, see
+/// `.ci/run`) uses Release stores, which it does understand.
+pub(crate) const RELAXED_UNLESS_TSAN: Ordering = if cfg!(chase_lev_sanitize_thread) {
+    Release
+} else {
+    Relaxed
+};
+
 impl Policy {
-    /// push: load of `top` (proofs-notes/linearizability.md#push).
-    #[inline(always)]
-    pub(crate) fn push_top_load(self) -> Ordering {
-        choose!(self, PushTopAcquire, Acquire, Relaxed)
-    }
-
-    /// Every owner store to `bottom`: Relaxed, as in Lê et al., published by
-    /// the release fence in push. ThreadSanitizer does not model fences, so
-    /// the build made for it (`--cfg chase_lev_sanitize_thread`, see
-    /// `.ci/run`) uses Release stores, which it does understand.
-    #[inline(always)]
-    pub(crate) fn bottom_store(self) -> Ordering {
-        if cfg!(chase_lev_sanitize_thread) {
-            Release
-        } else {
-            Relaxed
-        }
-    }
-
-    /// push: the fence before publishing `bottom`; `None` is no fence.
-    #[inline(always)]
-    pub(crate) fn push_fence(self) -> Option<Ordering> {
-        choose!(self, PushFence, Some(Release), None)
-    }
-
-    /// batch steal: the fence before publishing the destination's `bottom`.
-    #[inline(always)]
-    pub(crate) fn batch_publish_fence(self) -> Option<Ordering> {
-        choose!(self, BatchPublishFence, Some(Release), None)
-    }
-
-    /// pop (LIFO): the fence between `bottom := b` and the load of `top`.
-    #[inline(always)]
-    pub(crate) fn take_fence(self) -> Option<Ordering> {
-        choose!(self, TakeFence, Some(SeqCst), None)
-    }
-
-    /// pop (LIFO): success ordering of the last-element CAS.
-    #[inline(always)]
-    pub(crate) fn take_cas_success(self) -> Ordering {
-        choose!(self, TakeCasSeqCst, SeqCst, Relaxed)
-    }
-
-    /// pop (FIFO): success ordering of the owner's CAS on `top`.
-    #[inline(always)]
-    pub(crate) fn fifo_cas_success(self) -> Ordering {
-        choose!(self, FifoCasSeqCst, SeqCst, Relaxed)
-    }
-
-    /// steal: load of `top`.
-    #[inline(always)]
-    pub(crate) fn steal_top_load(self) -> Ordering {
-        choose!(self, StealTopAcquire, Acquire, Relaxed)
-    }
-
-    /// steal: the fence between the loads of `top` and `bottom`.
-    #[inline(always)]
-    pub(crate) fn steal_fence(self) -> Option<Ordering> {
-        choose!(self, StealFence, Some(SeqCst), None)
-    }
-
-    /// steal: load of `bottom`.
-    #[inline(always)]
-    pub(crate) fn steal_bottom_load(self) -> Ordering {
-        choose!(self, StealBottomAcquire, Acquire, Relaxed)
-    }
-
-    /// steal: load of the buffer pointer.
-    #[inline(always)]
-    pub(crate) fn buffer_load(self) -> Ordering {
-        choose!(self, BufferLoadAcquire, Acquire, Relaxed)
-    }
-
-    /// grow/shrink: store of the new buffer pointer.
-    #[inline(always)]
-    pub(crate) fn buffer_publish(self) -> Ordering {
-        choose!(self, BufferPublishRelease, Release, Relaxed)
-    }
-
-    /// steal: success ordering of the CAS on `top`.
-    #[inline(always)]
-    pub(crate) fn steal_cas_success(self) -> Ordering {
-        choose!(self, StealCasSeqCst, SeqCst, Relaxed)
-    }
-
     /// Logic mutant: keep writing into the old buffer after a grow.
     #[inline(always)]
     pub(crate) fn reload_after_grow(self) -> bool {
@@ -205,144 +136,10 @@ impl Policy {
         choose!(self, CasOnlyPopAtTwo, 1, 2)
     }
 
-    /// pop (LIFO): success ordering of the CAS-only pop's CAS on `top`.
-    #[inline(always)]
-    pub(crate) fn cas_only_pop_success(self) -> Ordering {
-        choose!(self, CasOnlyPopSeqCst, SeqCst, Relaxed)
-    }
-
     /// Logic mutant: the CAS-only pop keeps the task after a failed CAS.
     #[inline(always)]
     pub(crate) fn cas_only_pop_checks_cas(self) -> bool {
         choose!(self, CasOnlyPopKeepsLostTask, true, false)
-    }
-
-    // ------------------------------------------------------------ injector --
-    // The injector's orderings (deque/src/injector.rs), each named after the
-    // step of proofs-notes/injector.md that needs it.
-
-    /// injector push: success ordering of the CAS that claims a slot.
-    #[inline(always)]
-    pub(crate) fn injector_push_cas_success(self) -> Ordering {
-        choose!(self, InjectorPushCasSeqCst, SeqCst, Relaxed)
-    }
-
-    /// injector push: loads of the tail index (and a failed CAS's reload).
-    #[inline(always)]
-    pub(crate) fn injector_tail_index_load(self) -> Ordering {
-        choose!(self, InjectorTailIndexAcquire, Acquire, Relaxed)
-    }
-
-    /// injector push: the store of the new lap's tail index.
-    #[inline(always)]
-    pub(crate) fn injector_tail_publish(self) -> Ordering {
-        choose!(self, InjectorTailPublishRelease, Release, Relaxed)
-    }
-
-    /// injector push: the store of the old block's link to the new one.
-    #[inline(always)]
-    pub(crate) fn injector_next_store(self) -> Ordering {
-        choose!(self, InjectorNextRelease, Release, Relaxed)
-    }
-
-    /// injector push: the RMW that marks a slot written.
-    #[inline(always)]
-    pub(crate) fn injector_write_mark(self) -> Ordering {
-        choose!(self, InjectorWriteRelease, Release, Relaxed)
-    }
-
-    /// injector steal: loads of the head index.
-    #[inline(always)]
-    pub(crate) fn injector_head_index_load(self) -> Ordering {
-        choose!(self, InjectorHeadIndexAcquire, Acquire, Relaxed)
-    }
-
-    /// injector steal: the fence before the load of the tail index.
-    #[inline(always)]
-    pub(crate) fn injector_steal_fence(self) -> Option<Ordering> {
-        choose!(self, InjectorStealFence, Some(SeqCst), None)
-    }
-
-    /// injector steal: success ordering of the CAS on the head index.
-    #[inline(always)]
-    pub(crate) fn injector_head_cas_success(self) -> Ordering {
-        choose!(self, InjectorHeadCasSeqCst, SeqCst, Relaxed)
-    }
-
-    /// injector steal: the load of the link to the next block.
-    #[inline(always)]
-    pub(crate) fn injector_next_load(self) -> Ordering {
-        choose!(self, InjectorNextAcquire, Acquire, Relaxed)
-    }
-
-    /// injector steal: the store of the new lap's head index.
-    #[inline(always)]
-    pub(crate) fn injector_head_publish(self) -> Ordering {
-        choose!(self, InjectorHeadPublishRelease, Release, Relaxed)
-    }
-
-    /// injector steal: the load that finds a slot written.
-    #[inline(always)]
-    pub(crate) fn injector_written_load(self) -> Ordering {
-        choose!(self, InjectorWriteAcquire, Acquire, Relaxed)
-    }
-
-    /// injector steal: the RMW that marks a slot read.
-    #[inline(always)]
-    pub(crate) fn injector_read_mark(self) -> Ordering {
-        choose!(self, InjectorReadDoneRelease, AcqRel, Acquire)
-    }
-
-    /// injector free: the load that checks whether a slot was read.
-    #[inline(always)]
-    pub(crate) fn injector_destroy_load(self) -> Ordering {
-        choose!(self, InjectorDestroyAcquire, Acquire, Relaxed)
-    }
-
-    /// injector free: the RMW that hands the free to a slot's reader.
-    #[inline(always)]
-    pub(crate) fn injector_destroy_mark(self) -> Ordering {
-        choose!(self, InjectorDestroyAcquire, AcqRel, Release)
-    }
-
-    /// injector: loads of the head's and the tail's block pointers.
-    #[inline(always)]
-    pub(crate) fn injector_block_load(self) -> Ordering {
-        choose!(self, InjectorBlockPointerAcqRel, Acquire, Relaxed)
-    }
-
-    /// injector helper: the CAS that takes a ticket on a cursor's block.
-    #[inline(always)]
-    pub(crate) fn injector_ticket_take(self) -> Ordering {
-        choose!(self, InjectorTicketAcquire, Acquire, Relaxed)
-    }
-
-    /// injector helper: the CAS that gives a ticket back to the cursor.
-    #[inline(always)]
-    pub(crate) fn injector_ticket_drop(self) -> Ordering {
-        choose!(self, InjectorTicketRelease, Release, Relaxed)
-    }
-
-    /// injector: success ordering of the CAS that moves a cursor's block
-    /// pointer to the next block (release: the new block; acquire: the
-    /// tickets given back before it).
-    #[inline(always)]
-    pub(crate) fn injector_cursor_cas(self) -> Ordering {
-        #[cfg(chase_lev_mutants)]
-        {
-            match self.mutant {
-                Some(Mutant::InjectorCursorCasAcquire) => return Ordering::Release,
-                Some(Mutant::InjectorBlockPointerAcqRel) => return Ordering::Acquire,
-                _ => {}
-            }
-        }
-        Ordering::AcqRel
-    }
-
-    /// injector: the RMWs on a block's ticket count and shares.
-    #[inline(always)]
-    pub(crate) fn injector_share(self) -> Ordering {
-        choose!(self, InjectorShareAcqRel, AcqRel, Relaxed)
     }
 }
 
