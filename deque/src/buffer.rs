@@ -29,6 +29,10 @@ pub(crate) struct Buffer<T> {
     mask: usize,
     /// The first index of this buffer's lap.
     start: i64,
+    /// One past its last index, saturating at the end of the index space
+    /// (where push panics anyway): kept rather than computed, because a
+    /// thief checks it at every steal (`covers`).
+    end: i64,
 }
 
 impl<T> Buffer<T> {
@@ -52,6 +56,7 @@ impl<T> Buffer<T> {
             slots: SlotCell::new_slots(capacity),
             mask: capacity - 1,
             start,
+            end: start.saturating_add(capacity as i64),
         }
     }
 
@@ -71,6 +76,7 @@ impl<T> Buffer<T> {
             unsafe { slot.write(MaybeUninit::zeroed()) };
         }
         self.start = start;
+        self.end = start.saturating_add(self.capacity() as i64);
     }
 
     #[inline(always)]
@@ -82,13 +88,13 @@ impl<T> Buffer<T> {
     /// of the index space, where push panics anyway).
     #[inline(always)]
     pub(crate) fn end(&self) -> i64 {
-        self.start.saturating_add(self.capacity() as i64)
+        self.end
     }
 
     /// Whether the slot of `index` belongs to `index` in this buffer.
     #[inline(always)]
     pub(crate) fn covers(&self, index: i64) -> bool {
-        self.start <= index && index < self.end()
+        self.start <= index && index < self.end
     }
 
     #[inline(always)]

@@ -46,7 +46,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
 use crate::policy::{choose, fence_if, Policy, RELAXED_UNLESS_TSAN};
-use crate::reclamation::{Hazard, Retired};
+use crate::reclamation::{Hazard, HazardSlot, Retired};
 use crate::shrink::shrink_threshold;
 use crate::steal::Steal;
 use crate::stealer::Stealer;
@@ -659,27 +659,64 @@ impl<T> Stealer<T> {
         // (proofs-notes/reclamation.md#hazard-slots).
         let announced = inner.buffer.load(Relaxed);
         let mut hazard = Hazard::protect(announced.cast(), policy);
+        // Ordering: the steal's SeqCst fence, which also orders the hazard
+        // store before the buffer load below
+        // (proofs-notes/reclamation.md#hazard-slots).
+        let bottom = self.fence_then_bottom();
+        if top >= bottom {
+            return None;
+        }
+        // Ordering: Acquire, pairs with the release store of a new buffer
+        // (proofs-notes/reclamation.md#publication).
+        let buffer = inner
+            .buffer
+            .load(choose!(policy, BufferLoadAcquire, Acquire, Relaxed));
+        if hazard.covers(buffer.cast()) {
+            return Some((hazard, buffer, top, bottom));
+        }
+        let (buffer, bottom) = self.protect_again(hazard.slot(), buffer, top);
+        hazard.announced(buffer.cast());
+        if top >= bottom {
+            return None;
+        }
+        Some((hazard, buffer, top, bottom))
+    }
+
+    /// The owner replaced the buffer after the announcement: announce the
+    /// new one in `slot` and fence again, until the pointer loaded after the
+    /// fence is the announced one (returned with the bottom seen after that
+    /// fence) or the deque looks empty (a bottom at or below `top`). Only a
+    /// buffer change, which is progress of the owner's, repeats this
+    /// (lock-free). Out of line and on copies, so that the common steal
+    /// keeps its hazard in registers.
+    #[cold]
+    #[inline(never)]
+    fn protect_again(
+        &self,
+        slot: HazardSlot,
+        mut buffer: *mut Buffer<T>,
+        top: i64,
+    ) -> (*mut Buffer<T>, i64) {
+        let inner = &*self.inner;
+        let policy = inner.policy;
         loop {
-            // Ordering: the steal's SeqCst fence, which also orders the
-            // hazard store before the buffer load below
+            trace!(inner, "steal: the buffer changed, announcing the new one");
+            slot.announce(buffer.cast());
+            // Ordering: the steal's SeqCst fence, as in `protect_if_not_empty`
             // (proofs-notes/reclamation.md#hazard-slots).
             let bottom = self.fence_then_bottom();
             if top >= bottom {
-                return None;
+                return (buffer, bottom);
             }
-            // Ordering: Acquire, pairs with the release store of a new
-            // buffer (proofs-notes/reclamation.md#publication).
-            let buffer = inner
+            // Ordering: Acquire, as in `protect_if_not_empty`
+            // (proofs-notes/reclamation.md#publication).
+            let now = inner
                 .buffer
                 .load(choose!(policy, BufferLoadAcquire, Acquire, Relaxed));
-            if hazard.covers(buffer.cast()) {
-                return Some((hazard, buffer, top, bottom));
+            if now == buffer {
+                return (buffer, bottom);
             }
-            // The owner replaced the buffer after the announcement: announce
-            // the new one and fence again. Only a buffer change, which is
-            // progress of the owner's, repeats this (lock-free).
-            trace!(inner, "steal: the buffer changed, announcing the new one");
-            hazard.reprotect(buffer.cast());
+            buffer = now;
         }
     }
 

@@ -249,6 +249,24 @@ impl OwnedRecord {
     pub(crate) fn record(&self) -> *const Record {
         StdArc::as_ptr(&self.record)
     }
+
+    /// The record, with this claim on it (its count and its `in_use`) kept
+    /// until [`OwnedRecord::from_raw`] takes it back.
+    fn into_raw(self) -> *const Record {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again, so the `Arc` is
+        // moved out exactly once.
+        StdArc::into_raw(unsafe { ptr::read(&this.record) })
+    }
+
+    /// # Safety
+    /// `record` came from [`OwnedRecord::into_raw`], once.
+    unsafe fn from_raw(record: *const Record) -> OwnedRecord {
+        OwnedRecord {
+            // SAFETY: by the caller, `into_raw` kept this count.
+            record: unsafe { StdArc::from_raw(record) },
+        }
+    }
 }
 
 impl Drop for OwnedRecord {
@@ -277,8 +295,11 @@ impl Drop for OwnedRecord {
 pub(crate) struct Hazard {
     record: *const Record,
     /// Set only when this thread's own record was unavailable (a steal from
-    /// a thread-local destructor): a record borrowed for this steal.
-    _borrowed: Option<OwnedRecord>,
+    /// a thread-local destructor): `record` is then borrowed for this steal
+    /// (`OwnedRecord::into_raw`), and given back when the hazard drops. A
+    /// flag rather than the `OwnedRecord` itself, so that a hazard is plain
+    /// words a steal keeps in registers.
+    borrowed: bool,
     buffer: *mut (),
     policy: Policy,
 }
@@ -289,24 +310,33 @@ impl Hazard {
     #[inline(always)]
     pub(crate) fn protect(buffer: *mut (), policy: Policy) -> Hazard {
         let (record, borrowed) = crate::sync::this_threads_record();
+        // Kept by the hazard until it drops (`give_back`).
+        let borrowed = borrowed.map(OwnedRecord::into_raw).is_some();
         // SAFETY: the record is kept alive by this thread's thread-local
         // (which outlives everything the thread does before its own
-        // destruction) or by `borrowed`, which the hazard holds.
+        // destruction) or by the borrowed claim, which the hazard holds.
         unsafe { &*record }.protect(buffer, policy);
         Hazard {
             record,
-            _borrowed: borrowed,
+            borrowed,
             buffer,
             policy,
         }
     }
 
-    /// Announces `buffer` instead (the owner replaced the announced one);
-    /// the caller must issue a SeqCst fence again.
+    /// This hazard's slot, for a re-announcement out of line: a copy, so
+    /// that the hazard itself need not leave the steal's registers.
     #[inline(always)]
-    pub(crate) fn reprotect(&mut self, buffer: *mut ()) {
-        // SAFETY: as in `protect`.
-        unsafe { &*self.record }.protect(buffer, self.policy);
+    pub(crate) fn slot(&self) -> HazardSlot {
+        HazardSlot {
+            record: self.record,
+            policy: self.policy,
+        }
+    }
+
+    /// Records that `buffer` is now announced (through [`Hazard::slot`]).
+    #[inline(always)]
+    pub(crate) fn announced(&mut self, buffer: *mut ()) {
         self.buffer = buffer;
     }
 
@@ -318,15 +348,52 @@ impl Hazard {
     }
 }
 
+/// The slot of a live [`Hazard`], to announce another buffer in it.
+#[derive(Clone, Copy)]
+pub(crate) struct HazardSlot {
+    record: *const Record,
+    policy: Policy,
+}
+
+impl HazardSlot {
+    /// Announces `buffer` instead (the owner replaced the announced one);
+    /// the caller must issue a SeqCst fence again, and tell the hazard
+    /// ([`Hazard::announced`]).
+    #[inline(always)]
+    pub(crate) fn announce(self, buffer: *mut ()) {
+        // SAFETY: as in `Hazard::protect`: the hazard this slot came from
+        // is alive, and keeps the record alive.
+        unsafe { &*self.record }.protect(buffer, self.policy);
+    }
+}
+
 impl Drop for Hazard {
     #[inline(always)]
     fn drop(&mut self) {
         if crate::sync::model_is_unwinding() {
-            return; // a failed model execution: nothing is freed any more
+            // A failed model execution: nothing is freed any more (and a
+            // borrowed record stays claimed, as its registry is leaked).
+            return;
         }
         // SAFETY: as in `protect`.
         unsafe { &*self.record }.clear(self.policy);
+        if self.borrowed {
+            // SAFETY: `protect` kept this claim with `into_raw`, once.
+            unsafe { give_back(self.record) };
+        }
     }
+}
+
+/// Gives back a record borrowed for one hazard: out of line, as it happens
+/// at most during a thread's destruction.
+///
+/// # Safety
+/// `record` came from `OwnedRecord::into_raw`, once.
+#[cold]
+#[inline(never)]
+unsafe fn give_back(record: *const Record) {
+    // SAFETY: by the caller.
+    drop(unsafe { OwnedRecord::from_raw(record) });
 }
 
 /// The owner's side: buffers replaced but maybe still read by a thief, and

@@ -270,11 +270,17 @@ pub(crate) fn registry() -> &'static Registry {
 pub(crate) fn this_threads_record() -> (*const Record, Option<OwnedRecord>) {
     match registry::RECORD.try_with(OwnedRecord::record) {
         Ok(record) => (record, None),
-        Err(_) => {
-            let borrowed = registry().acquire();
-            (borrowed.record(), Some(borrowed))
-        }
+        Err(_) => borrow_a_record(),
     }
+}
+
+/// A record borrowed from the registry, for a thread whose thread-local is
+/// gone: out of line, as it happens at most during a thread's destruction.
+#[cold]
+#[inline(never)]
+fn borrow_a_record() -> (*const Record, Option<OwnedRecord>) {
+    let borrowed = registry().acquire();
+    (borrowed.record(), Some(borrowed))
 }
 
 /// Whether a model checker is unwinding from a failed execution: loom then
