@@ -601,7 +601,11 @@ impl<T> Stealer<T> {
     /// assert_eq!(stealer.steal(), Steal::Success(1));
     /// assert_eq!(stealer.steal(), Steal::Empty);
     /// ```
-    #[inline]
+    // Always inlined: its hot path is a few dozen instructions once the
+    // rare ones are out of line (`protect_again`, the borrowed record), and
+    // a call would cost a third of them (docs/benchmarks.md, "The steal,
+    // instruction by instruction").
+    #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
         let policy = self.inner.policy;
         let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
