@@ -5,7 +5,7 @@
 # Usage: deque/benches/reclamation_cost.sh <wall|stress|owner> OLD NEW
 #   OLD, NEW: two checkouts of this repository (e.g. `git worktree add
 #   ../old-epoch d2b7111`); each is built in its own target/.
-#   wall    runs `cargo bench -p chase-lev --bench compare -- steal` in OLD and
+#   wall    runs `cargo bench -p chase-lev-bench --bench compare -- steal` in OLD and
 #           NEW alternately, $REPS times each (default 5), and prints the
 #           median, min and max over the runs of chase-lev's figures: the
 #           interleaved minimum of the same-thread steal rows and criterion's
@@ -86,12 +86,12 @@ EOF
 wall)
     reps="${REPS:-5}"
     for dir in "$old" "$new"; do
-        (cd "$dir" && cargo bench --quiet -p chase-lev --bench compare --no-run)
+        (cd "$dir" && cargo bench --quiet -p chase-lev-bench --bench compare --no-run)
     done
     for rep in $(seq 1 "$reps"); do
         for side in old new; do
             dir="$old"; [ "$side" = new ] && dir="$new"
-            (cd "$dir" && cargo bench --quiet -p chase-lev --bench compare -- steal) \
+            (cd "$dir" && cargo bench --quiet -p chase-lev-bench --bench compare -- steal) \
                 >"$out/wall.$side.$rep.txt" 2>&1
             echo "$side run $rep done, load $(cut -d' ' -f1-3 /proc/loadavg)" \
                 | tee -a "$out/load.txt"

@@ -22,7 +22,7 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 command -v valgrind >/dev/null || { echo "steal_breakdown.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
 # The bench profile: optimised, with line tables (debug = 1).
-cargo build --quiet --profile bench -p chase-lev --example owner_paths
+cargo build --quiet --profile bench -p chase-lev-bench --example owner_paths
 binary="$target_dir/release/examples/owner_paths"
 out="$target_dir/steal-breakdown"
 mkdir -p "$out"

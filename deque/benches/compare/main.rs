@@ -7,7 +7,7 @@
 //! (`targets.rs`; run `deque/benches/callgrind.sh` first for its locked
 //! instructions).
 //!
-//! `cargo bench -p chase-lev --bench compare` (a filter after `--` selects
+//! `cargo bench -p chase-lev-bench --bench compare` (a filter after `--` selects
 //! benchmarks as usual). Budget, by environment variable:
 //! - `CHASE_LEV_BENCH_SAMPLES`: criterion samples per benchmark (default 10,
 //!   criterion's minimum);
@@ -25,14 +25,15 @@
 //!   `injector.rs`; 0 skips it).
 
 mod concurrent;
-mod contenders;
 mod cpu_time;
 mod injector;
 mod interleaved;
 mod interleaved_thieves;
-mod owner_paths;
 mod ratios;
 mod targets;
+
+// Shared with the callgrind workloads (examples/owner_paths.rs).
+use chase_lev_bench::{contenders, owner_paths};
 
 use std::hint::black_box;
 use std::time::Duration;

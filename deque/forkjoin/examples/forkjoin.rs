@@ -16,7 +16,7 @@
 //! The three workloads' best times also go to
 //! `$CARGO_TARGET_DIR/forkjoin-vs-rayon.tsv` (default: the target directory
 //! that holds this example), where the targets table of
-//! `cargo bench -p chase-lev --bench compare` reads them.
+//! `cargo bench -p chase-lev-bench --bench compare` reads them.
 
 use std::time::{Duration, Instant};
 

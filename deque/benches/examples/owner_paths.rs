@@ -15,10 +15,7 @@
 //! instructions inside `measured_rounds` only (`--toggle-collect`; for
 //! `steal-only-1k`, inside `measured_steals_only`).
 
-#[path = "../benches/compare/contenders.rs"]
-mod contenders;
-#[path = "../benches/compare/owner_paths.rs"]
-mod owner_paths;
+use chase_lev_bench::{contenders, owner_paths};
 
 use std::hint::black_box;
 

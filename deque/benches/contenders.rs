@@ -6,8 +6,8 @@
 //! default capacity, as a scheduler would create them; `st3` is bounded, so
 //! each scenario sizes it to hold everything it pushes.
 //!
-//! Shared by `benches/compare` (criterion) and `examples/owner_paths.rs`
-//! (callgrind instruction counts), which includes this file with `#[path]`.
+//! Shared by `compare/` (criterion) and `examples/owner_paths.rs`
+//! (callgrind instruction counts).
 //!
 //! The wrappers are `#[inline(always)]`, so that they add no layer of their
 //! own: whether a deque's `push` or `pop` is inlined into the measuring loop

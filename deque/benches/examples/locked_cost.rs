@@ -5,7 +5,7 @@
 //! same kind of locked read-modify-write as the CAS
 //! (docs/benchmarks.md, "The steal, instruction by instruction").
 //!
-//! `cargo run --release -p chase-lev --example locked_cost`: the patterns
+//! `cargo run --release -p chase-lev-bench --example locked_cost`: the patterns
 //! take turns, 300 rounds of 100,000 each, and each keeps its fastest round
 //! (ns per iteration). Uses no deque.
 
