@@ -24,6 +24,9 @@ trap 'rm -rf "$scratch"' EXIT
 # The mutants' names, in the order the test runs them (from the matrix's own list).
 names=$(sed -n 's/^## \([a-z-]*\)$/\1/p' model-tests/mutants.md)
 [ -n "$names" ] || { echo "could not read the mutant names from model-tests/mutants.md" >&2; exit 1; }
+# The injector's mutants are left out: tests/miri_mutants.rs has no injector
+# shape, so miri would not run their code (the matrix shows them "not run").
+names=$(echo "$names" | grep -v '^injector-')
 # The mutants still to run go to the test as an argument; the resume after
 # a catch relies on it (when it did not arrive, every mutant ran again from
 # the first, and each later one was credited with the same catch). The test
@@ -60,7 +63,7 @@ for seed in $(seq 0 $((seeds - 1))); do
     done
 done
 {
-    echo "# miri $(cargo +nightly miri --version 2>/dev/null | head -1); MIRI_REPETITIONS=$MIRI_REPETITIONS; MIRIFLAGS=\"$flags -Zmiri-seed=<0..$((seeds - 1))>\""
+    echo "# miri $(cargo +nightly miri --version 2>/dev/null | head -1); MIRI_REPETITIONS=$MIRI_REPETITIONS; MIRIFLAGS=\"$flags -Zmiri-seed=<0..$((seeds - 1))>\"; run at commit $(git rev-parse --short HEAD); the injector's mutants are left out: tests/miri_mutants.rs has no injector shape"
     printf 'mutant\tseeds_caught\tseeds_run\tfirst_violation\n'
     for mutant in $names; do
         caught=$(cat "$scratch"/seed-*.txt | grep -c "^miri-mutant $mutant caught" || true)

@@ -57,83 +57,54 @@ pub trait Contender: 'static {
 /// applied to st3 too so that the three move the same number of tasks.
 const BATCH_LIMIT: usize = 32;
 
-pub struct ChaseLev;
+/// The `Contender` of a crate with crossbeam-deque's API (`Worker`,
+/// `Stealer`, `Steal`): chase-lev and crossbeam-deque itself, so that both
+/// run exactly the same wrapper code.
+macro_rules! crossbeam_shaped {
+    ($contender:ident, $name:literal, $krate:ident) => {
+        pub struct $contender;
 
-impl Contender for ChaseLev {
-    const NAME: &'static str = "chase-lev";
-    type Owner = chase_lev::Worker<u64>;
-    type Thief = chase_lev::Stealer<u64>;
+        impl Contender for $contender {
+            const NAME: &'static str = $name;
+            type Owner = $krate::Worker<u64>;
+            type Thief = $krate::Stealer<u64>;
 
-    fn owner(_capacity: usize) -> Self::Owner {
-        chase_lev::Worker::new_lifo()
-    }
-    fn thief(owner: &Self::Owner) -> Self::Thief {
-        owner.stealer()
-    }
-    #[inline(always)]
-    fn push(owner: &Self::Owner, task: u64) {
-        owner.push(task)
-    }
-    #[inline(always)]
-    fn pop(owner: &Self::Owner) -> Option<u64> {
-        owner.pop()
-    }
-    #[inline(always)]
-    fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
-        match thief.steal() {
-            chase_lev::Steal::Success(task) => Taken::Task(task),
-            chase_lev::Steal::Empty => Taken::Empty,
-            chase_lev::Steal::Retry => Taken::Retry,
+            fn owner(_capacity: usize) -> Self::Owner {
+                $krate::Worker::new_lifo()
+            }
+            fn thief(owner: &Self::Owner) -> Self::Thief {
+                owner.stealer()
+            }
+            #[inline(always)]
+            fn push(owner: &Self::Owner, task: u64) {
+                owner.push(task)
+            }
+            #[inline(always)]
+            fn pop(owner: &Self::Owner) -> Option<u64> {
+                owner.pop()
+            }
+            #[inline(always)]
+            fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
+                match thief.steal() {
+                    $krate::Steal::Success(task) => Taken::Task(task),
+                    $krate::Steal::Empty => Taken::Empty,
+                    $krate::Steal::Retry => Taken::Retry,
+                }
+            }
+            #[inline(always)]
+            fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
+                match thief.steal_batch_and_pop(dest) {
+                    $krate::Steal::Success(task) => Taken::Task(task),
+                    $krate::Steal::Empty => Taken::Empty,
+                    $krate::Steal::Retry => Taken::Retry,
+                }
+            }
         }
-    }
-    #[inline(always)]
-    fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
-        match thief.steal_batch_and_pop(dest) {
-            chase_lev::Steal::Success(task) => Taken::Task(task),
-            chase_lev::Steal::Empty => Taken::Empty,
-            chase_lev::Steal::Retry => Taken::Retry,
-        }
-    }
+    };
 }
 
-pub struct Crossbeam;
-
-impl Contender for Crossbeam {
-    const NAME: &'static str = "crossbeam-deque";
-    type Owner = crossbeam_deque::Worker<u64>;
-    type Thief = crossbeam_deque::Stealer<u64>;
-
-    fn owner(_capacity: usize) -> Self::Owner {
-        crossbeam_deque::Worker::new_lifo()
-    }
-    fn thief(owner: &Self::Owner) -> Self::Thief {
-        owner.stealer()
-    }
-    #[inline(always)]
-    fn push(owner: &Self::Owner, task: u64) {
-        owner.push(task)
-    }
-    #[inline(always)]
-    fn pop(owner: &Self::Owner) -> Option<u64> {
-        owner.pop()
-    }
-    #[inline(always)]
-    fn steal(thief: &Self::Thief, _scratch: &Self::Owner) -> Taken {
-        match thief.steal() {
-            crossbeam_deque::Steal::Success(task) => Taken::Task(task),
-            crossbeam_deque::Steal::Empty => Taken::Empty,
-            crossbeam_deque::Steal::Retry => Taken::Retry,
-        }
-    }
-    #[inline(always)]
-    fn steal_batch_and_pop(thief: &Self::Thief, dest: &Self::Owner) -> Taken {
-        match thief.steal_batch_and_pop(dest) {
-            crossbeam_deque::Steal::Success(task) => Taken::Task(task),
-            crossbeam_deque::Steal::Empty => Taken::Empty,
-            crossbeam_deque::Steal::Retry => Taken::Retry,
-        }
-    }
-}
+crossbeam_shaped!(ChaseLev, "chase-lev", chase_lev);
+crossbeam_shaped!(Crossbeam, "crossbeam-deque", crossbeam_deque);
 
 pub struct St3;
 
