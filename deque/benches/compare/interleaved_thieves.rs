@@ -136,24 +136,7 @@ pub fn print_interleaved_thief_table(
         "(chase-lev / st3, chase-lev / crossbeam-deque), then the median of the same rounds, and the"
     );
     println!("share of the fastest round's tasks that the thieves took:");
-    const WIDTHS: [usize; 11] = [24, 6, 9, 7, 9, 5, 10, 14, 8, 14, 17];
-    print_row(
-        &[
-            "scenario",
-            "rounds",
-            "chase-lev",
-            "st3",
-            "crossbeam",
-            "/st3",
-            "/crossbeam",
-            "chase-lev med.",
-            "st3 med.",
-            "crossbeam med.",
-            "stolen c-l/st3/cb",
-        ],
-        &WIDTHS,
-    );
-    print_separator(&WIDTHS);
+    print_header("stolen c-l/st3/cb");
     for (label, figures) in rows {
         let fastest = figures.map(|f| f.map(|f| f.fastest));
         let median = figures.map(|f| f.map(|f| f.median));
@@ -178,7 +161,7 @@ pub fn print_interleaved_thief_table(
                 cell(median[2]),
                 share,
             ],
-            &WIDTHS,
+            &TABLE_WIDTHS,
         );
     }
     println!();
@@ -190,24 +173,7 @@ pub fn print_interleaved_thief_table(
         100.0 * RACE_SHARE
     );
     println!("the fastest, its ratios, the median:");
-    const RACE_WIDTHS: [usize; 11] = [24, 6, 9, 7, 9, 5, 10, 14, 8, 14, 17];
-    print_row(
-        &[
-            "scenario",
-            "rounds",
-            "chase-lev",
-            "st3",
-            "crossbeam",
-            "/st3",
-            "/crossbeam",
-            "chase-lev med.",
-            "st3 med.",
-            "crossbeam med.",
-            "races c-l/st3/cb",
-        ],
-        &RACE_WIDTHS,
-    );
-    print_separator(&RACE_WIDTHS);
+    print_header("races c-l/st3/cb");
     for scenario in SCENARIOS.into_iter().filter(|s| s.owner_pops()) {
         let figures = table[scenario.label()];
         let fastest = figures.map(|f| f.and_then(|f| f.race_fastest));
@@ -229,8 +195,32 @@ pub fn print_interleaved_thief_table(
                 cell(median[2]),
                 races,
             ],
-            &RACE_WIDTHS,
+            &TABLE_WIDTHS,
         );
     }
     table
+}
+
+/// The columns of both tables of this file.
+const TABLE_WIDTHS: [usize; 11] = [24, 6, 9, 7, 9, 5, 10, 14, 8, 14, 17];
+
+/// The header of a table of this file, whose last column is `last`.
+fn print_header(last: &str) {
+    print_row(
+        &[
+            "scenario",
+            "rounds",
+            "chase-lev",
+            "st3",
+            "crossbeam",
+            "/st3",
+            "/crossbeam",
+            "chase-lev med.",
+            "st3 med.",
+            "crossbeam med.",
+            last,
+        ],
+        &TABLE_WIDTHS,
+    );
+    print_separator(&TABLE_WIDTHS);
 }
