@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Shows that the `ops` target finds a planted bug within the CI budget.
 #
-# For each bug named on the command line (default: all of them), this copies
-# the last commit (HEAD, so that uncommitted work in the tree does not get in
-# the way) to a temporary directory, plants the bug in the copy's deque/src
-# with sed (the real deque is never touched), builds the `ops` target there,
-# fuzzes it with the options CI uses (fuzz/options.sh), and reports how long
-# libFuzzer took to crash. A bug that is not found within PLANTED_BUG_SECONDS
-# (default 60, the CI budget of one target) fails the script.
+# The bugs are mutants of the one table, model-tests/mutants.md (the records
+# `planted for: the fuzz ops target`), applied to the deque's own
+# source by the mutant build: `ops` is built once with `--features
+# planted-bug`, which makes it drive that build, and each run names its bug
+# in CHASE_LEV_MUTANT. For each bug named on the command line (default: all
+# of them), this fuzzes with the options CI uses (fuzz/options.sh) and
+# reports how long libFuzzer took to crash. A bug that is not found within
+# PLANTED_BUG_SECONDS (default 60, the CI budget of one target) fails the
+# script.
 #
 # PLANTED_BUG_START=empty (the default) starts from an empty corpus, which
 # shows what the fuzzer finds on its own; PLANTED_BUG_START=seeds starts from
@@ -17,8 +19,8 @@
 #   fuzz/planted-bug.sh                      # every bug
 #   fuzz/planted-bug.sh shrink-drops-newest  # one bug
 #
-# Builds go to fuzz/target/planted-bug (gitignored, kept between runs so that
-# only the deque and the harness are rebuilt), never to the real fuzz build.
+# The build goes to fuzz/target/planted-bug (gitignored), never to the real
+# fuzz build.
 set -euo pipefail
 
 fuzz_dir=$(cd "$(dirname "$0")" && pwd)
@@ -27,12 +29,12 @@ budget=${PLANTED_BUG_SECONDS:-60}
 start_from=${PLANTED_BUG_START:-empty}
 toolchain=${FUZZ_TOOLCHAIN:-nightly}
 
-# name | file under deque/src | sed script | what the bug is
-bugs=(
-  "shrink-drops-newest|shrink.rs|/fn shrink(/,/^    }/ s/self.replace_buffer(bottom, top, new_capacity)/self.replace_buffer(bottom - 1, top, new_capacity)/|shrink copies one task too few (the newest is lost)"
-  "batch-limit-ignored|batch.rs|s/let wanted = len.div_ceil(2).min(limit)/let wanted = len.div_ceil(2)/|a batch steal ignores its limit"
-  "bound-off-by-one|deque.rs|s/if bottom - top >= self.limit.get() {/if bottom - top > self.limit.get() {/|push lets one task more than the limit in"
-)
+# The planted bugs: the table's records planted for this target.
+mapfile -t bugs < <(awk '/^## /{name=$2} /^planted for: the fuzz ops target/{print name}' "$root/model-tests/mutants.md")
+if [ ${#bugs[@]} -eq 0 ]; then
+  echo "no record of model-tests/mutants.md is planted for the fuzz ops target" >&2
+  exit 2
+fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
@@ -40,7 +42,7 @@ fi
 
 selected=("$@")
 if [ ${#selected[@]} -eq 0 ]; then
-  for bug in "${bugs[@]}"; do selected+=("${bug%%|*}"); done
+  selected=("${bugs[@]}")
 fi
 
 # shellcheck source=options.sh
@@ -48,45 +50,28 @@ fi
 fuzz_options ops
 scratch=$(mktemp -d /tmp/chase-lev-planted-bug.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
+(cd "$fuzz_dir" && cargo "+$toolchain" fuzz build ops --features planted-bug --target-dir "$fuzz_dir/target/planted-bug" >"$scratch/build.log" 2>&1) || {
+  cat "$scratch/build.log" >&2
+  exit 2
+}
 failures=0
 for name in "${selected[@]}"; do
-  entry=""
-  for bug in "${bugs[@]}"; do
-    if [ "${bug%%|*}" = "$name" ]; then entry=$bug; fi
-  done
-  if [ -z "$entry" ]; then
-    echo "unknown planted bug: $name" >&2
+  if ! printf '%s\n' "${bugs[@]}" | grep -qx "$name"; then
+    echo "unknown planted bug: $name (planted for ops: ${bugs[*]})" >&2
     exit 2
   fi
-  IFS='|' read -r _ file script description <<<"$entry"
-
-  copy="$scratch/$name"
-  mkdir -p "$copy"
-  git -C "$root" archive HEAD | tar -C "$copy" -xf -
-  target="$copy/deque/src/$file"
-  cp "$target" "$scratch/$name.orig"
-  sed -i "$script" "$target"
-  if cmp -s "$target" "$scratch/$name.orig"; then
-    echo "planting $name changed nothing: the deque's source moved on, update the sed script" >&2
-    exit 2
-  fi
+  description=$(awk -v want="## $name" '$0 == want {found=1; next} found && /^change: /{sub(/^change: /, ""); print; exit}' "$root/model-tests/mutants.md")
   echo "== planted bug $name: $description"
-  diff "$scratch/$name.orig" "$target" | grep '^[<>]' || true
-
   corpus="$scratch/$name-corpus"
   artifacts="$scratch/$name-artifacts/"
   mkdir -p "$corpus" "$artifacts"
   if [ "$start_from" = seeds ]; then
     cp "$fuzz_dir"/corpus/ops/seed-* "$corpus"/
   fi
-  (cd "$copy/fuzz" && cargo "+$toolchain" fuzz build ops --target-dir "$fuzz_dir/target/planted-bug" >"$scratch/$name-build.log" 2>&1) || {
-    cat "$scratch/$name-build.log" >&2
-    exit 2
-  }
   log="$scratch/$name-fuzz.log"
   start=$(date +%s%N)
   set +e
-  (cd "$copy/fuzz" && cargo "+$toolchain" fuzz run ops --target-dir "$fuzz_dir/target/planted-bug" "$corpus" -- \
+  (cd "$fuzz_dir" && CHASE_LEV_MUTANT="$name" cargo "+$toolchain" fuzz run ops --features planted-bug --target-dir "$fuzz_dir/target/planted-bug" "$corpus" -- \
     -max_total_time="$budget" -artifact_prefix="$artifacts" "${options[@]}" >"$log" 2>&1)
   status=$?
   set -e

@@ -242,16 +242,11 @@ impl<T> Worker<T> {
             capacity
         };
         let old = self.replace_buffer(bottom, top, new_capacity);
-        if self.inner.policy.reload_after_grow() {
-            self.write_and_publish(self.buffer(), bottom, task);
-            // SAFETY: `old` is no longer the deque's buffer and is retired once.
-            unsafe { self.retire(old) };
-        } else {
-            // Mutant NoReloadAfterGrow: keep writing into the old buffer
-            // (and leak it, so that the write stays in bounds).
-            // SAFETY: never freed.
-            self.write_and_publish(unsafe { &*old }, bottom, task);
-        }
+        // Into the new buffer: Lê et al.'s second correction to the C11 code
+        // (the owner reloads the buffer after a grow).
+        self.write_and_publish(self.buffer(), bottom, task);
+        // SAFETY: `old` is no longer the deque's buffer and is retired once.
+        unsafe { self.retire(old) };
     }
 
     /// Copies the tasks of `[top, bottom)` into a new buffer of
@@ -382,7 +377,6 @@ impl<T> Worker<T> {
     #[inline(always)]
     fn pop_bottom(&self) -> Option<T> {
         let inner = &*self.inner;
-        let policy = inner.policy;
         // Ordering: Relaxed, the owner is the only writer of bottom
         // (proofs-notes/linearizability.md#pop).
         let bottom = inner.bottom.load(Relaxed);
@@ -392,12 +386,12 @@ impl<T> Worker<T> {
         let top = inner.top.load(Relaxed);
         trace!(inner, "pop: load bottom = {bottom}, load top = {top}");
         let len = bottom - top;
-        if len <= policy.empty_look_max_len() {
+        if len <= 0 {
             // Empty at the look: every index below `bottom` is claimed.
             trace!(inner, "pop: empty at the look, no fence");
             return None;
         }
-        if len <= policy.cas_only_pop_max_len() {
+        if len == 1 {
             return self.pop_last_with_cas_only(bottom, top);
         }
         self.pop_bottom_with_fence(bottom)
@@ -414,19 +408,6 @@ impl<T> Worker<T> {
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
         // `index` is below `bottom`, in the current buffer's lap.
         let task = unsafe { self.buffer().read(index) };
-        if !policy.cas_last_task() {
-            // Mutant SkipLastCas: take it as if no thief could race, by
-            // lowering bottom to top (sequentially right: the deque is empty).
-            // Ordering: Relaxed, as every owner store to bottom (a mutant:
-            // proofs-notes/obligations.md#skip-last-cas).
-            inner.bottom.store(index, RELAXED_UNLESS_TSAN);
-            trace!(
-                inner,
-                "pop: store bottom := {index}, took slot {index} without a CAS"
-            );
-            // SAFETY: (mutant) none; only used with plain-integer tasks.
-            return Some(unsafe { task.assume_init() });
-        }
         // `top < bottom` here, so `top + 1` cannot overflow.
         // Ordering: SeqCst success, as every other CAS on top; nothing
         // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):
@@ -448,7 +429,7 @@ impl<T> Worker<T> {
             top + 1,
             if won { "won" } else { "lost" }
         );
-        if !won && policy.cas_only_pop_checks_cas() {
+        if !won {
             // A thief took it: top has reached bottom, the deque is empty.
             return None;
         }
@@ -492,12 +473,6 @@ impl<T> Worker<T> {
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
         let task = unsafe { buffer.read(bottom) };
         if top == bottom {
-            if !policy.cas_last_task() {
-                // Mutant SkipLastCas: take it as if no thief could race.
-                trace!(inner, "pop: took slot {bottom} without a CAS");
-                // SAFETY: (mutant) none; only used with plain-integer tasks.
-                return Some(unsafe { task.assume_init() });
-            }
             // The last task: race the thieves for it with a strong CAS.
             // Ordering: SeqCst success, as in Lê et al.; the fences and the
             // CAS's atomicity already decide the race, so nothing depends on
@@ -607,7 +582,6 @@ impl<T> Stealer<T> {
     // instruction by instruction").
     #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
-        let policy = self.inner.policy;
         let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
             return Steal::Empty;
         };
@@ -616,28 +590,15 @@ impl<T> Stealer<T> {
             Steal::Empty => return Steal::Empty,
             Steal::Retry => return Steal::Retry,
         };
-        let index = if policy.steal_from_top() {
-            seen.top
-        } else if seen.buffer.covers(seen.bottom - 1) {
-            seen.bottom - 1 // mutant StealFromBottom
-        } else {
-            return Steal::Retry;
-        };
+        let index = seen.top;
         // Read before the CAS, as Lê et al. do: once the CAS is won the
         // owner may retire the buffer or reuse the index.
         // SAFETY: `index` is in the buffer's lap, and no thread writes its
         // slot while a thief can read it (proofs-notes/reclamation.md#no-wrap).
-        let early = policy
-            .read_before_cas()
-            .then(|| unsafe { seen.buffer.read(index) });
+        let task: MaybeUninit<T> = unsafe { seen.buffer.read(index) };
         if !self.claim(seen.top, 1) {
             return Steal::Retry;
         }
-        let task: MaybeUninit<T> = match early {
-            Some(task) => task,
-            // SAFETY: (mutant ReadAfterCas) as above.
-            None => unsafe { seen.buffer.read(index) },
-        };
         trace!(self.inner, "steal: took slot {index}");
         // SAFETY: the slot of `top` held a task (top < bottom, published by
         // push's release fence and the acquire load of bottom), and the CAS

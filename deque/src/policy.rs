@@ -9,8 +9,10 @@
 //! it would be with the orderings written alone. Only the internal builds
 //! under `model-tests/builds/` (compiled with `--cfg chase_lev_mutants` by
 //! their build scripts, never by a cargo feature) give `Policy` a field that
-//! selects one mutant, and expose `Mutant` to the tests. The methods below
-//! are the logic mutants' switches.
+//! selects one mutant, and expose `Mutant` to the tests. The logic mutants
+//! (a changed condition or step rather than an ordering) are not in this
+//! source at all: the mutant builds' build script applies each one's patch
+//! from `model-tests/mutants.md` to a copy of the function it changes.
 
 use crate::sync::Ordering::{self, Relaxed, Release};
 
@@ -27,10 +29,37 @@ mod mutants {
 
 /// Which orderings this deque uses: always the correct ones in the chase-lev
 /// crate; possibly one mutant in the internal mutant builds.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Policy {
     #[cfg(chase_lev_mutants)]
     pub(crate) mutant: Option<Mutant>,
+}
+
+impl Default for Policy {
+    /// The policy of the public constructors: the correct algorithm, except
+    /// in a mutant build run with `CHASE_LEV_MUTANT=<name>` in its
+    /// environment, where every deque made by a public constructor carries
+    /// that mutant (how `fuzz/planted-bug.sh` plants a bug in a harness
+    /// that uses only the public API).
+    #[inline(always)]
+    fn default() -> Policy {
+        Policy {
+            #[cfg(chase_lev_mutants)]
+            mutant: planted_by_environment(),
+        }
+    }
+}
+
+/// (Mutant builds.) The mutant named by `CHASE_LEV_MUTANT`, read once.
+#[cfg(chase_lev_mutants)]
+fn planted_by_environment() -> Option<Mutant> {
+    static PLANTED: std::sync::OnceLock<Option<Mutant>> = std::sync::OnceLock::new();
+    *PLANTED.get_or_init(|| {
+        let name = std::env::var("CHASE_LEV_MUTANT").ok()?;
+        Some(Mutant::from_name(&name).unwrap_or_else(|| {
+            panic!("CHASE_LEV_MUTANT={name}: no such mutant in model-tests/mutants.md")
+        }))
+    })
 }
 
 #[cfg(chase_lev_mutants)]
@@ -93,55 +122,6 @@ pub(crate) const RELAXED_UNLESS_TSAN: Ordering = if cfg!(chase_lev_sanitize_thre
 } else {
     Relaxed
 };
-
-impl Policy {
-    /// Logic mutant: keep writing into the old buffer after a grow.
-    #[inline(always)]
-    pub(crate) fn reload_after_grow(self) -> bool {
-        choose!(self, NoReloadAfterGrow, true, false)
-    }
-
-    /// Logic mutant: the thief reads the slot at `bottom - 1`.
-    #[inline(always)]
-    pub(crate) fn steal_from_top(self) -> bool {
-        choose!(self, StealFromBottom, true, false)
-    }
-
-    /// Logic mutant: the owner takes the last task without a CAS.
-    #[inline(always)]
-    pub(crate) fn cas_last_task(self) -> bool {
-        choose!(self, SkipLastCas, true, false)
-    }
-
-    /// Logic mutant: the thief reads its slot after its CAS.
-    #[inline(always)]
-    pub(crate) fn read_before_cas(self) -> bool {
-        choose!(self, ReadAfterCas, true, false)
-    }
-
-    // ---------------------------------------------------- owner fast paths --
-    // The owner's paths beyond Lê et al. (proofs-notes/fast-paths.md).
-
-    /// pop (LIFO): the most tasks the owner's look may show and still return
-    /// `None` at once: 0 (empty).
-    #[inline(always)]
-    pub(crate) fn empty_look_max_len(self) -> i64 {
-        choose!(self, EmptyLookAtOne, 0, 1)
-    }
-
-    /// pop (LIFO): the most tasks the owner's look may show and still take
-    /// the CAS-only path: 1.
-    #[inline(always)]
-    pub(crate) fn cas_only_pop_max_len(self) -> i64 {
-        choose!(self, CasOnlyPopAtTwo, 1, 2)
-    }
-
-    /// Logic mutant: the CAS-only pop keeps the task after a failed CAS.
-    #[inline(always)]
-    pub(crate) fn cas_only_pop_checks_cas(self) -> bool {
-        choose!(self, CasOnlyPopKeepsLostTask, true, false)
-    }
-}
 
 /// Issues `fence(ordering)`, or nothing for `None` (a removed fence).
 #[inline(always)]

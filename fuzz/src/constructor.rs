@@ -1,7 +1,7 @@
 //! The public ways to make a `Worker`, as fuzzer input.
 
+use crate::deque::Worker;
 use arbitrary::Arbitrary;
-use chase_lev::Worker;
 
 /// One of the six public constructors of `Worker`, with its capacity.
 /// Capacities are small (a byte) so that the fuzzer reaches full, growing

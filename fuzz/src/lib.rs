@@ -13,6 +13,15 @@
 //!   oracles are the linearizability checker of the `tests` package and
 //!   the drop log (every task dropped exactly once).
 
+/// The deque the `ops` target drives: chase-lev as users get it, or, with
+/// the `planted-bug` feature, the internal mutant build of the same source,
+/// whose public constructors carry the mutant that `CHASE_LEV_MUTANT` names
+/// (one record of `model-tests/mutants.md`; see `planted-bug.sh`).
+#[cfg(not(feature = "planted-bug"))]
+pub use chase_lev as deque;
+#[cfg(feature = "planted-bug")]
+pub use chase_lev_mutants as deque;
+
 pub mod byte_scheduler;
 pub mod constructor;
 pub mod drop_log;

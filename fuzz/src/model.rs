@@ -13,7 +13,7 @@ use crate::constructor::Constructor;
 
 /// The limit of `steal_batch` and `steal_batch_and_pop` (crossbeam's),
 /// chase-lev's own constant.
-pub use chase_lev::DEFAULT_BATCH_LIMIT;
+pub use crate::deque::DEFAULT_BATCH_LIMIT;
 
 /// What one deque should hold, and what its capacity may be.
 #[derive(Debug)]

@@ -15,8 +15,8 @@
 
 use std::fmt::Debug;
 
+use crate::deque::{Injector, Steal, Stealer, Worker};
 use arbitrary::Arbitrary;
-use chase_lev::{Injector, Steal, Stealer, Worker};
 
 use crate::constructor::Constructor;
 use crate::drop_log;

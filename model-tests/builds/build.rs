@@ -2,10 +2,17 @@
 //! (`chase-lev-loom`, `chase-lev-loom-mutants`, `chase-lev-shuttle`,
 //! `chase-lev-mutants`): sets the cfgs that make each one a model or mutant
 //! build. They are set here, for these packages only, never by a cargo
-//! feature. For the mutant builds it also generates the `Mutant` enum from
-//! the one table of mutants, `model-tests/mutants.md`.
+//! feature. For the mutant builds it also reads the one table of mutants,
+//! `model-tests/mutants.md`, and generates from it
+//! - the `Mutant` enum, `Mutant::ALL` and the names (`$OUT_DIR/mutants.rs`);
+//! - the source they compile (`$OUT_DIR/src/`): `deque/src` with each logic
+//!   mutant's `patch:` applied to a copy of the function it changes, and the
+//!   original function calling that copy when the deque carries the mutant.
+//!   The shipped source has no branch for a logic mutant; a mutant build is
+//!   the shipped code plus, for one mutant at a time, one changed function.
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn main() {
     // The cfgs themselves are declared once, in the workspace's lints.
@@ -20,52 +27,148 @@ fn main() {
         println!("cargo::rustc-cfg={cfg}");
     }
     if cfgs.contains(&"chase_lev_mutants") {
-        generate_mutant_enum();
+        let records = read_table();
+        generate_mutant_enum(&records);
+        generate_patched_source(&records);
     }
 }
 
-/// Writes `$OUT_DIR/mutants.rs` (included by `deque/src/policy.rs`): the
-/// enum, `Mutant::ALL` and the names, from the table's `## name` headings,
-/// `variant:` and `change:` lines.
-fn generate_mutant_enum() {
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let table_path = Path::new(&manifest).join("../../mutants.md");
+/// One record of the table, as far as the build needs it.
+struct Record {
+    name: String,
+    variant: String,
+    change: String,
+    patches: Vec<Patch>,
+}
+
+/// A logic mutant's change to the source: in `file` (under `deque/src`),
+/// `find` becomes `with`. A `find` written as a code span is a piece of one
+/// line, replaced in place; a `find` written as a block (`find: |`) is whole
+/// lines, compared without their indentation, and replaced by the lines of
+/// `with` at the indentation of the first.
+#[derive(Default)]
+struct Patch {
+    file: String,
+    find: String,
+    find_is_block: bool,
+    with: String,
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+}
+
+fn out_dir() -> PathBuf {
+    PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+}
+
+/// Reads `model-tests/mutants.md`: `## name` opens a record, `key: value`
+/// lines follow, a value continued on lines indented by two spaces. A
+/// `find:` or `with:` value is code: one span in backticks, or `|` and the
+/// code on the continuation lines, kept line by line.
+fn read_table() -> Vec<Record> {
+    let table_path = manifest_dir().join("../../mutants.md");
     println!("cargo::rerun-if-changed={}", table_path.display());
     let table = std::fs::read_to_string(&table_path)
         .unwrap_or_else(|error| panic!("{}: {error}", table_path.display()));
-    // (name, variant, change) per record.
-    let mut records: Vec<(String, String, String)> = Vec::new();
+    let mut records: Vec<Record> = Vec::new();
     let mut key = String::new();
     for line in table.lines() {
         if let Some(name) = line.strip_prefix("## ") {
-            records.push((name.trim().to_string(), String::new(), String::new()));
+            records.push(Record {
+                name: name.trim().to_string(),
+                variant: String::new(),
+                change: String::new(),
+                patches: Vec::new(),
+            });
             key.clear();
             continue;
         }
-        let Some((_, variant, change)) = records.last_mut() else {
+        let Some(record) = records.last_mut() else {
             continue; // the preamble
         };
-        if let Some(more) = line.strip_prefix("  ") {
-            if key == "change" {
-                change.push(' ');
-                change.push_str(more.trim());
+        if line.trim().is_empty() {
+            key.clear();
+        } else if let Some(more) = line.strip_prefix("  ") {
+            match key.as_str() {
+                "change" => {
+                    record.change.push(' ');
+                    record.change.push_str(more.trim());
+                }
+                "find" | "with" => {
+                    let patch = record.patches.last_mut().expect("a patch");
+                    let code = if key == "find" {
+                        &mut patch.find
+                    } else {
+                        &mut patch.with
+                    };
+                    if !code.is_empty() {
+                        code.push('\n');
+                    }
+                    code.push_str(more);
+                }
+                _ => {}
             }
-        } else if let Some((field, value)) = line.split_once(": ") {
+        } else if let Some((field, value)) = line.split_once(':') {
             key = field.to_string();
+            let value = value.trim();
             match field {
-                "variant" => *variant = value.trim().to_string(),
-                "change" => *change = value.trim().to_string(),
+                "variant" => record.variant = value.to_string(),
+                "change" => record.change = value.to_string(),
+                "patch" => record.patches.push(Patch {
+                    file: value.to_string(),
+                    ..Patch::default()
+                }),
+                "find" | "with" => {
+                    let patch = record.patches.last_mut().unwrap_or_else(|| {
+                        panic!("mutant {}: `{field}:` before its `patch:`", record.name)
+                    });
+                    let code = match value {
+                        "|" => String::new(),
+                        span => span
+                            .strip_prefix('`')
+                            .and_then(|span| span.strip_suffix('`'))
+                            .unwrap_or_else(|| {
+                                panic!(
+                                    "mutant {}: `{field}:` is `|` or one `code span`",
+                                    record.name
+                                )
+                            })
+                            .to_string(),
+                    };
+                    if field == "find" {
+                        patch.find_is_block = value == "|";
+                        patch.find = code;
+                    } else {
+                        patch.with = code;
+                    }
+                }
                 _ => {}
             }
         }
     }
-    for (name, variant, change) in &records {
+    for record in &records {
         assert!(
-            !variant.is_empty() && !change.is_empty(),
-            "{}: mutant {name} needs a `variant:` and a `change:` line",
-            table_path.display()
+            !record.variant.is_empty() && !record.change.is_empty(),
+            "{}: mutant {} needs a `variant:` and a `change:` line",
+            table_path.display(),
+            record.name
         );
+        for patch in &record.patches {
+            assert!(
+                !patch.find.is_empty(),
+                "mutant {}: a patch of {} with nothing to find",
+                record.name,
+                patch.file
+            );
+        }
     }
+    records
+}
+
+/// Writes `$OUT_DIR/mutants.rs` (included by `deque/src/policy.rs`): the
+/// enum, `Mutant::ALL` and the names.
+fn generate_mutant_enum(records: &[Record]) {
     let mut out = String::new();
     out.push_str(
         "/// One deliberate weakening of the algorithm, named as the fence lab and\n\
@@ -73,7 +176,10 @@ fn generate_mutant_enum() {
          #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n\
          pub enum Mutant {\n",
     );
-    for (_, variant, change) in &records {
+    for Record {
+        variant, change, ..
+    } in records
+    {
         writeln!(
             out,
             "    #[doc = {:?}]\n    {variant},",
@@ -85,14 +191,14 @@ fn generate_mutant_enum() {
         "}\n\nimpl Mutant {\n    /// Every mutant, in the order the matrix prints them.\n",
     );
     writeln!(out, "    pub const ALL: [Mutant; {}] = [", records.len()).unwrap();
-    for (_, variant, _) in &records {
+    for Record { variant, .. } in records {
         writeln!(out, "        Mutant::{variant},").unwrap();
     }
     out.push_str(
         "    ];\n\n    /// The mutant's command-line name (`take-fence`, ...).\n    \
          pub fn name(self) -> &'static str {\n        match self {\n",
     );
-    for (name, variant, _) in &records {
+    for Record { name, variant, .. } in records {
         writeln!(out, "            Mutant::{variant} => {name:?},").unwrap();
     }
     out.push_str(
@@ -100,8 +206,7 @@ fn generate_mutant_enum() {
          pub fn from_name(name: &str) -> Option<Mutant> {\n        \
          Mutant::ALL.into_iter().find(|mutant| mutant.name() == name)\n    }\n}\n",
     );
-    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    std::fs::write(Path::new(&out_dir).join("mutants.rs"), out).expect("write mutants.rs");
+    std::fs::write(out_dir().join("mutants.rs"), out).expect("write mutants.rs");
 }
 
 fn capitalised(text: &str) -> String {
@@ -110,4 +215,382 @@ fn capitalised(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
         None => String::new(),
     }
+}
+
+/// Writes `$OUT_DIR/src/`: every file of `deque/src`, with the logic
+/// mutants' patches applied (see the module's documentation), and a
+/// `lib.rs` that `model-tests/builds/patched.rs` includes.
+fn generate_patched_source(records: &[Record]) {
+    let source_dir = manifest_dir().join("../../../deque/src");
+    println!("cargo::rerun-if-changed={}", source_dir.display());
+    let target_dir = out_dir().join("src");
+    std::fs::create_dir_all(&target_dir).expect("create $OUT_DIR/src");
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    for entry in std::fs::read_dir(&source_dir).expect("read deque/src") {
+        let path = entry.expect("a file of deque/src").path();
+        if path.extension().is_some_and(|extension| extension == "rs") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            files.insert(
+                name,
+                std::fs::read_to_string(&path).expect("read a source file"),
+            );
+        }
+    }
+    for record in records {
+        assert!(
+            record
+                .patches
+                .iter()
+                .all(|patch| files.contains_key(&patch.file)),
+            "mutant {}: a patch names a file that is not in deque/src",
+            record.name
+        );
+    }
+    for (name, text) in &mut files {
+        let patches: Vec<(&Record, &Patch)> = records
+            .iter()
+            .flat_map(|record| record.patches.iter().map(move |patch| (record, patch)))
+            .filter(|(_, patch)| &patch.file == name)
+            .collect();
+        if !patches.is_empty() {
+            *text = patch_file(name, text, &patches);
+        }
+    }
+    let lib = files.get_mut("lib.rs").expect("deque/src/lib.rs");
+    *lib = as_included_root(lib, &target_dir);
+    for (name, text) in &files {
+        std::fs::write(target_dir.join(name), text).expect("write a patched source file");
+    }
+}
+
+/// The crate root, made fit for `include!`: no inner attributes or inner
+/// doc comments (`patched.rs` carries them), and every `mod name;` pointed
+/// at the generated file.
+fn as_included_root(lib: &str, target_dir: &Path) -> String {
+    let mut out = String::new();
+    for line in lib.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//!") || code.starts_with("#![") {
+            continue;
+        }
+        let module = code
+            .strip_prefix("pub ")
+            .unwrap_or(code)
+            .strip_prefix("mod ")
+            .and_then(|rest| rest.strip_suffix(';'));
+        match module {
+            Some(module) => writeln!(
+                out,
+                "#[path = {:?}]\n{line}",
+                target_dir
+                    .join(format!("{module}.rs"))
+                    .display()
+                    .to_string()
+            ),
+            None => writeln!(out, "{line}"),
+        }
+        .unwrap();
+    }
+    out
+}
+
+/// Where a patch applies: the lines `first..=last` of the file; for a
+/// one-line `find`, the byte offset of the piece in line `first`.
+struct Site {
+    first: usize,
+    last: usize,
+    piece_at: Option<usize>,
+}
+
+/// The one place in `lines` that `patch.find` matches.
+fn locate(file: &str, lines: &[&str], record: &Record, patch: &Patch) -> Site {
+    let wanted: Vec<&str> = patch.find.lines().map(str::trim).collect();
+    let mut sites = Vec::new();
+    if !patch.find_is_block {
+        assert!(
+            !patch.with.contains('\n'),
+            "mutant {}: a one-line `find` needs a one-line `with`",
+            record.name
+        );
+        for (index, line) in lines.iter().enumerate() {
+            for (at, _) in line.match_indices(&*patch.find) {
+                sites.push(Site {
+                    first: index,
+                    last: index,
+                    piece_at: Some(at),
+                });
+            }
+        }
+    } else {
+        for first in 0..lines.len().saturating_sub(wanted.len() - 1) {
+            let here = &lines[first..first + wanted.len()];
+            if here
+                .iter()
+                .map(|line| line.trim())
+                .eq(wanted.iter().copied())
+            {
+                sites.push(Site {
+                    first,
+                    last: first + wanted.len() - 1,
+                    piece_at: None,
+                });
+            }
+        }
+    }
+    assert!(
+        sites.len() == 1,
+        "mutant {}: `find` must match exactly once in deque/src/{file}, matches {} times:\n{}",
+        record.name,
+        sites.len(),
+        patch.find
+    );
+    sites.pop().unwrap()
+}
+
+/// The function around line `site`: the line of its `fn`, the line of the
+/// `{` that opens its body, the line of the `}` that closes it (rustfmt's
+/// layout: the closing brace alone, at the `fn`'s indentation).
+struct Function {
+    name: String,
+    start: usize,
+    body: usize,
+    end: usize,
+    /// The call that forwards the function's arguments to a copy named
+    /// `{name}{suffix}`, with the suffix still to append to the name.
+    arguments: String,
+    returns_through_unsafe: bool,
+}
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
+    let fn_name = |line: &str| -> Option<String> {
+        let code = line.trim_start();
+        let code = code
+            .strip_prefix("pub(crate) ")
+            .or_else(|| code.strip_prefix("pub "))
+            .unwrap_or(code);
+        let code = code.strip_prefix("unsafe ").unwrap_or(code);
+        let rest = code.strip_prefix("fn ")?;
+        Some(
+            rest.chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect(),
+        )
+    };
+    let start = (0..=site)
+        .rev()
+        .find(|&index| {
+            fn_name(lines[index]).is_some() && indentation(lines[index]) < indentation(lines[site])
+        })
+        .unwrap_or_else(|| panic!("deque/src/{file}:{}: a patch outside a function", site + 1));
+    let name = fn_name(lines[start]).unwrap();
+    let body = (start..lines.len())
+        .find(|&index| lines[index].trim_end().ends_with('{'))
+        .expect("a function body");
+    let closing = format!("{}}}", " ".repeat(indentation(lines[start])));
+    let end = (body..lines.len())
+        .find(|&index| lines[index].trim_end() == closing)
+        .expect("the end of a function");
+    assert!(
+        end >= site,
+        "deque/src/{file}:{}: a patch outside a function",
+        site + 1
+    );
+    let signature: String = lines[start..=body].join(" ");
+    let after_name = &signature[signature.find(&format!("fn {name}")).unwrap() + 3 + name.len()..];
+    let parameters = parenthesised(after_name);
+    let mut arguments = Vec::new();
+    let mut takes_self = false;
+    for parameter in split_top_level(&parameters) {
+        let parameter = parameter.trim();
+        if parameter.is_empty() {
+            continue;
+        }
+        let pattern = parameter.split(':').next().unwrap().trim();
+        let pattern = pattern.strip_prefix("mut ").unwrap_or(pattern);
+        if pattern.ends_with("self") {
+            takes_self = true;
+        } else {
+            arguments.push(pattern.to_string());
+        }
+    }
+    assert!(
+        takes_self,
+        "deque/src/{file}: a logic mutant's patch must be in a method (fn {name} has no self): \
+         the copy is chosen by `self.inner.policy`"
+    );
+    Function {
+        name,
+        start,
+        body,
+        end,
+        arguments: arguments.join(", "),
+        returns_through_unsafe: lines[start].contains("unsafe fn"),
+    }
+}
+
+/// The text between the first `(` (after any generics) and its match.
+fn parenthesised(text: &str) -> String {
+    let open = text.find('(').expect("a parameter list");
+    let mut depth = 0;
+    for (at, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text[open + 1..open + at].to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("an unclosed parameter list: {text}");
+}
+
+/// Splits at the commas outside any brackets.
+fn split_top_level(text: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut depth = 0i32;
+    for c in text.chars() {
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().unwrap().push(c);
+    }
+    parts
+}
+
+fn snake_case(variant: &str) -> String {
+    let mut out = String::new();
+    for c in variant.chars() {
+        if c.is_uppercase() {
+            if !out.is_empty() {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One mutant's copy of one function: the function, the mutant, and the
+/// sites of its patches there.
+type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>);
+
+/// Applies one file's patches: for each (mutant, function) a copy of the
+/// function with that mutant's patches, named `{name}_as_{mutant}`, placed
+/// after the original; and at the top of the original's body, a call of the
+/// copy when `self.inner.policy` carries that mutant.
+fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    // (function start, variant) -> (function, record, its sites there)
+    let mut copies: BTreeMap<(usize, String), FunctionCopy> = BTreeMap::new();
+    for &(record, patch) in patches {
+        let site = locate(file, &lines, record, patch);
+        let function = enclosing_function(file, &lines, site.first);
+        copies
+            .entry((function.start, record.variant.clone()))
+            .or_insert_with(|| (function, record, Vec::new()))
+            .2
+            .push((site, patch));
+    }
+    // What goes after a line of the original: dispatches after the line
+    // that opens a body, copies after the line that closes it.
+    let mut after: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (function, record, sites) in copies.values() {
+        let suffix = format!("_as_{}", snake_case(&record.variant));
+        let indent = " ".repeat(indentation(lines[function.start]) + 4);
+        let call = format!("self.{}{suffix}({})", function.name, function.arguments);
+        let call = if function.returns_through_unsafe {
+            format!("unsafe {{ {call} }}")
+        } else {
+            call
+        };
+        after.entry(function.body).or_default().push(format!(
+            "{indent}if self.inner.policy.mutant == Some(crate::policy::Mutant::{}) {{\n\
+             {indent}    return {call}; // the logic mutant {}, model-tests/mutants.md\n\
+             {indent}}}",
+            record.variant, record.name
+        ));
+        let mut copy: Vec<String> = lines[function.start..=function.end]
+            .iter()
+            .map(|line| line.to_string())
+            .collect();
+        // The copy is private (the original is the one with the docs) and
+        // carries the suffix.
+        let head = copy[0].trim_start();
+        let head = head
+            .strip_prefix("pub(crate) ")
+            .or_else(|| head.strip_prefix("pub "))
+            .unwrap_or(head);
+        copy[0] = format!(
+            "{}{}",
+            " ".repeat(indentation(lines[function.start])),
+            head.replacen(
+                &format!("fn {}", function.name),
+                &format!("fn {}{suffix}", function.name),
+                1,
+            )
+        );
+        // Apply the sites from the last to the first, so that the earlier
+        // ones keep their line numbers.
+        let mut sites: Vec<&(Site, &Patch)> = sites.iter().collect();
+        sites.sort_by_key(|(site, _)| std::cmp::Reverse(site.first));
+        for (site, patch) in sites {
+            let first = site.first - function.start;
+            let last = site.last - function.start;
+            match site.piece_at {
+                Some(at) => {
+                    let line = &copy[first];
+                    copy[first] = format!(
+                        "{}{}{}",
+                        &line[..at],
+                        patch.with,
+                        &line[at + patch.find.len()..]
+                    );
+                }
+                None => {
+                    let indent = " ".repeat(indentation(&copy[first]));
+                    let replacement: Vec<String> = patch
+                        .with
+                        .lines()
+                        .map(|line| format!("{indent}{line}"))
+                        .collect();
+                    copy.splice(first..=last, replacement);
+                }
+            }
+        }
+        let mut block = vec![format!(
+            "{}#[allow(unreachable_code, unused, clippy::all)] // the logic mutant {}",
+            " ".repeat(indentation(lines[function.start])),
+            record.name
+        )];
+        block.extend(copy);
+        after
+            .entry(function.end)
+            .or_default()
+            .push(block.join("\n"));
+    }
+    let mut out = String::new();
+    for (index, line) in lines.iter().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        for extra in after.get(&index).into_iter().flatten() {
+            out.push_str(extra);
+            out.push('\n');
+        }
+    }
+    out
 }

@@ -37,6 +37,8 @@
 use std::cell::RefCell;
 use std::fmt;
 
+use chase_lev_tests::specification::most_a_batch_takes;
+
 /// A task in a model: an id that the ledger follows from push to removal.
 /// Plain data, so a duplicated task (in a mutant) is harmless to the checker
 /// itself; the ledger reports it.
@@ -56,6 +58,7 @@ impl Drop for Task {
                 by: "the deque's drop".into(),
                 started: now,
                 known_pushed_before: now,
+                batch_limit: None,
             });
         });
     }
@@ -78,6 +81,8 @@ pub struct Operation {
     started: Mark,
     /// Pushes recorded before this mark happen before the operation.
     known_pushed_before: Mark,
+    /// A batch steal's limit.
+    batch_limit: Option<usize>,
 }
 
 struct Removal {
@@ -86,6 +91,8 @@ struct Removal {
     started: Mark,
     /// Pushes recorded before this mark happen before the removal.
     known_pushed_before: Mark,
+    /// The limit of the batch steal that took it.
+    batch_limit: Option<usize>,
 }
 
 struct EmptyClaim {
@@ -150,8 +157,23 @@ pub fn begin(who: &str, what: &'static str, known_pushed_before: Option<Mark>) -
             what,
             started,
             known_pushed_before: known_pushed_before.unwrap_or(started),
+            batch_limit: None,
         }
     })
+}
+
+/// Records the start of a batch steal with `limit`: as [`begin`], and the
+/// batch's size is checked against the specification's rule.
+pub fn begin_batch(
+    who: &str,
+    what: &'static str,
+    known_pushed_before: Option<Mark>,
+    limit: usize,
+) -> Operation {
+    Operation {
+        batch_limit: Some(limit),
+        ..begin(who, what, known_pushed_before)
+    }
 }
 
 /// Records that the owner's push of `id` completed.
@@ -199,6 +221,7 @@ pub fn took(operation: &Operation, task: Task) {
             by: format!("{}'s {}", operation.who, operation.what),
             started: operation.started,
             known_pushed_before: operation.known_pushed_before,
+            batch_limit: operation.batch_limit,
         })
     });
 }
@@ -258,6 +281,29 @@ fn verify_ledger(ledger: &Ledger) -> Result<(), Violation> {
                     first.by, second.by
                 )))
             }
+        }
+    }
+    // A batch takes at most `most_a_batch_takes(len, limit)` of the `len`
+    // tasks present when it looks (the sequential specification's rule,
+    // crossbeam-deque's); no more than every task ever pushed can be
+    // present, so that many bounds `len`.
+    for removal in &ledger.removals {
+        let Some(limit) = removal.batch_limit else {
+            continue;
+        };
+        let taken = ledger
+            .removals
+            .iter()
+            .filter(|other| other.by == removal.by && other.started == removal.started)
+            .count();
+        let most = most_a_batch_takes(ledger.pushed.len(), limit);
+        if taken > most {
+            return Err(Violation(format!(
+                "{} took {taken} tasks, but a batch may take at most {most} \
+                 (half of the {} tasks ever pushed, rounded up, and at most its limit {limit})",
+                removal.by,
+                ledger.pushed.len()
+            )));
         }
     }
     for claim in &ledger.empties {

@@ -16,7 +16,7 @@ pub mod deque {
     use core::ops::Deref;
 
     pub use crate::Mutant;
-    pub use chase_lev_loom::{Pause, PauseHook, Steal};
+    pub use chase_lev_loom::{Pause, PauseHook, Steal, DEFAULT_BATCH_LIMIT};
 
     /// A shipped `Worker`, made by its public constructors.
     pub struct Worker<T>(chase_lev_loom::Worker<T>);

@@ -296,6 +296,13 @@ pub const ALL: &[Scenario] = &[
         preemption_bound: Some(3),
         body: injector_late_helper_gives_its_ticket_back_before_the_block_is_freed,
     },
+    Scenario {
+        name: "lifo_steal_batch_with_limit_one_against_a_pop",
+        family: 5,
+        threads: 2,
+        preemption_bound: None,
+        body: lifo_steal_batch_with_limit_one_against_a_pop,
+    },
 ];
 
 /// Looks a scenario up by name.
@@ -458,10 +465,23 @@ impl Thief {
     }
 
     fn steal_batch(&self, mutant: Option<Mutant>, fifo: bool) {
+        self.steal_batch_with_limit(mutant, fifo, super::deque::DEFAULT_BATCH_LIMIT);
+    }
+
+    fn steal_batch_with_limit(&self, mutant: Option<Mutant>, fifo: bool, limit: usize) {
         let destination = self.destination(mutant, fifo);
-        self.note(|| format!("{} calls steal_batch()", self.name));
-        let operation = ledger::begin(self.name, "steal_batch", Some(self.known_pushed_before));
-        match self.stealer.steal_batch(&destination) {
+        if limit == super::deque::DEFAULT_BATCH_LIMIT {
+            self.note(|| format!("{} calls steal_batch()", self.name));
+        } else {
+            self.note(|| format!("{} calls steal_batch_with_limit({limit})", self.name));
+        }
+        let operation = ledger::begin_batch(
+            self.name,
+            "steal_batch",
+            Some(self.known_pushed_before),
+            limit,
+        );
+        match self.stealer.steal_batch_with_limit(&destination, limit) {
             Steal::Success(()) => {
                 self.note(|| format!("{}'s steal_batch returns Success", self.name))
             }
@@ -477,10 +497,11 @@ impl Thief {
     fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
         let destination = self.destination(mutant, fifo);
         self.note(|| format!("{} calls steal_batch_and_pop()", self.name));
-        let operation = ledger::begin(
+        let operation = ledger::begin_batch(
             self.name,
             "steal_batch_and_pop",
             Some(self.known_pushed_before),
+            super::deque::DEFAULT_BATCH_LIMIT,
         );
         match self.stealer.steal_batch_and_pop(&destination) {
             Steal::Success(task) => {
@@ -733,6 +754,21 @@ fn lifo_steal_batch_against_pop_pop(mutant: Option<Mutant>) {
         .stealer("thief 1")
         .spawn(move |thief| thief.steal_batch(mutant, false));
     owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// A thief steals a batch with limit 1 from a LIFO owner holding tasks 1 to
+/// 3 while the owner pops once: the ledger checks that the batch took at
+/// most one task (the limit), as well as the usual exactly-once rules.
+fn lifo_steal_batch_with_limit_one_against_a_pop(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let thief = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch_with_limit(mutant, false, 1));
     owner.pop();
     owner.finish(vec![thief]);
 }

@@ -3,12 +3,16 @@
 //! Each test prints the driver, how many scenarios and executions (or
 //! schedules) it took, and the minimal explanation of the shrunk failure.
 //!
-//! The bugs:
-//! - a thief that takes the newest task: the deque's `StealFromBottom` mutant;
+//! The bugs are mutants of the one table, `model-tests/mutants.md`, which
+//! the mutant builds apply to the deque's own source:
+//! - a thief that takes the newest task: `StealFromBottom`;
 //! - an owner pop that skips the last-element CAS: `SkipLastCas`;
-//! - a steal without CAS, a batch steal that takes more than half, a batch
-//!   steal that takes from the wrong end: a small deliberately broken deque
-//!   (tests/common/broken_deque.rs), whose unbroken version is a control.
+//! - a steal without CAS: `StealWithoutCas`;
+//! - a batch steal that takes more than half: `BatchTakesAll`;
+//! - a batch steal from a FIFO owner that copies the wrong end:
+//!   `BatchFromWrongEnd`.
+//!
+//! The control is the same build without a mutant.
 //!
 //! Budgets: `CHASE_LEV_PLANTED_CASES`, `CHASE_LEV_PLANTED_RUNS` (hardware),
 //! `CHASE_LEV_PLANTED_SCHEDULES` (shuttle), `CHASE_LEV_SEED`.
@@ -18,7 +22,6 @@ mod common;
 use chase_lev_tests::drivers::{budget, hunt, on_hardware_threads, Hunt, HuntBudget};
 use chase_lev_tests::harness::DequeUnderTest;
 use chase_lev_tests::scenario::Shape;
-use common::broken_deque::{BrokenDeque, Flaw, ShuttleAtomics, StdAtomics};
 use common::{under_shuttle, MutantChaseLev, Schedules, ShuttleChaseLev};
 
 fn limits(default_cases: u64) -> HuntBudget {
@@ -87,9 +90,10 @@ fn assert_passes(what: &str, (driver, found): (String, Hunt)) {
 
 const THIEF_TAKES_NEWEST: &str = "a thief that takes the newest task (mutant StealFromBottom)";
 const SKIP_LAST_CAS: &str = "an owner pop that skips the last-element CAS (mutant SkipLastCas)";
-const STEAL_WITHOUT_CAS: &str = "a steal without CAS (broken deque)";
-const BATCH_TAKES_ALL: &str = "a batch steal that takes more than half (broken deque)";
-const BATCH_WRONG_END: &str = "a batch steal that takes from the wrong end (broken deque)";
+const STEAL_WITHOUT_CAS: &str = "a steal without CAS (mutant StealWithoutCas)";
+const BATCH_TAKES_ALL: &str = "a batch steal that takes more than half (mutant BatchTakesAll)";
+const BATCH_WRONG_END: &str =
+    "a batch steal that takes from the wrong end (mutant BatchFromWrongEnd)";
 
 mod hardware_threads {
     use super::*;
@@ -145,7 +149,9 @@ mod hardware_threads {
     fn a_steal_without_cas_is_caught() {
         assert_caught(
             STEAL_WITHOUT_CAS,
-            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::StealWithoutCas)),
+            on_hardware(MutantChaseLev {
+                mutant: Some(Mutant::StealWithoutCas),
+            }),
         );
     }
 
@@ -153,7 +159,9 @@ mod hardware_threads {
     fn a_batch_steal_that_takes_more_than_half_is_caught() {
         assert_caught(
             BATCH_TAKES_ALL,
-            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::BatchTakesAll)),
+            on_hardware(MutantChaseLev {
+                mutant: Some(Mutant::BatchTakesAll),
+            }),
         );
     }
 
@@ -161,16 +169,14 @@ mod hardware_threads {
     fn a_batch_steal_from_the_wrong_end_is_caught() {
         assert_caught(
             BATCH_WRONG_END,
-            on_hardware(BrokenDeque::<StdAtomics>::new(Flaw::BatchFromWrongEnd)),
+            on_hardware(MutantChaseLev {
+                mutant: Some(Mutant::BatchFromWrongEnd),
+            }),
         );
     }
 
     #[test]
-    fn the_unbroken_controls_pass() {
-        assert_passes(
-            "the broken deque without a flaw",
-            hardware_hunt(BrokenDeque::<StdAtomics>::new(Flaw::None), 64),
-        );
+    fn the_control_without_a_mutant_passes() {
         assert_passes(
             "the mutant build without a mutant",
             hardware_hunt(MutantChaseLev { mutant: None }, 64),
@@ -219,7 +225,9 @@ macro_rules! shuttle_planted_bugs {
                 assert_caught(
                     STEAL_WITHOUT_CAS,
                     under(
-                        BrokenDeque::<ShuttleAtomics>::new(Flaw::StealWithoutCas),
+                        ShuttleChaseLev {
+                            mutant: Some(Mutant::StealWithoutCas),
+                        },
                         SCHEDULES,
                     ),
                 );
@@ -230,7 +238,9 @@ macro_rules! shuttle_planted_bugs {
                 assert_caught(
                     BATCH_TAKES_ALL,
                     under(
-                        BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchTakesAll),
+                        ShuttleChaseLev {
+                            mutant: Some(Mutant::BatchTakesAll),
+                        },
                         SCHEDULES,
                     ),
                 );
@@ -241,17 +251,19 @@ macro_rules! shuttle_planted_bugs {
                 assert_caught(
                     BATCH_WRONG_END,
                     under(
-                        BrokenDeque::<ShuttleAtomics>::new(Flaw::BatchFromWrongEnd),
+                        ShuttleChaseLev {
+                            mutant: Some(Mutant::BatchFromWrongEnd),
+                        },
                         SCHEDULES,
                     ),
                 );
             }
 
             #[test]
-            fn the_unbroken_control_passes() {
+            fn the_control_without_a_mutant_passes() {
                 assert_passes(
-                    "the broken deque without a flaw",
-                    under(BrokenDeque::<ShuttleAtomics>::new(Flaw::None), SCHEDULES),
+                    "the mutant build without a mutant",
+                    under(ShuttleChaseLev { mutant: None }, SCHEDULES),
                 );
             }
         }

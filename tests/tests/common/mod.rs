@@ -1,9 +1,7 @@
 //! What the shuttle driver and the planted-bug tests share: shuttle's
-//! threads, the shuttle and mutant builds as deques under test, the shuttle
-//! driver itself, and deliberately broken deques.
+//! threads, the shuttle and mutant builds as deques under test, and the
+//! shuttle driver itself.
 #![allow(dead_code)] // each test file uses a different part
-
-pub mod broken_deque;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
