@@ -129,9 +129,9 @@ impl Row {
 }
 
 /// The label a step gets in the picture: an operation's call (`pop()`), its
-/// return (`returns Some(task 2)`), or the access without the operation's
-/// name (`load bottom = 2`), a CAS without its outcome (`CAS top 0 -> 1`,
-/// which gets a WON or LOST badge).
+/// return (`returns Some(task 2)`), or the access as the log has it
+/// (`load bottom = 2 (Acquire)`), a CAS without its outcome
+/// (`CAS top 0 -> 1 (SeqCst)`, which gets a WON or LOST badge).
 pub fn label(step: &Step) -> String {
     if step.is_note {
         let rest = step.event.strip_prefix(&step.thread).unwrap_or(&step.event);
@@ -144,15 +144,15 @@ pub fn label(step: &Step) -> String {
         }
         return rest.to_string();
     }
-    let event = match step.event.split_once(": ") {
-        Some(("push" | "pop" | "steal" | "fifo pop", rest)) => rest,
-        _ => step.event.as_str(),
-    };
-    let event = event
-        .strip_suffix(" won")
-        .or_else(|| event.strip_suffix(" lost, retrying"))
-        .or_else(|| event.strip_suffix(" lost"))
-        .unwrap_or(event);
+    // A CAS without its outcome, which the badge shows (and, for one that
+    // lost, the value it found, which the line under it shows).
+    let event = step.event.as_str();
+    if let Some(at) = event.find(" won (") {
+        return format!("{}{}", &event[..at], &event[at + " won".len()..]);
+    }
+    if let (Some(at), Some(ordering)) = (event.find(" lost, "), event.rfind(" (")) {
+        return format!("{}{}", &event[..at], &event[ordering..]);
+    }
     event.to_string()
 }
 
@@ -210,7 +210,7 @@ fn read_lines(step: &Step, lane_of: impl Fn(usize) -> usize, lane: usize) -> Vec
         ));
     }
     for read in &reads {
-        if let Some(missed) = read.missed {
+        if let Some(missed) = &read.missed {
             lines.push((
                 format!(
                     "STALE: step {} had already stored {} := {}",
@@ -224,10 +224,10 @@ fn read_lines(step: &Step, lane_of: impl Fn(usize) -> usize, lane: usize) -> Vec
         if !cas.won {
             let why = match cas.lost_to {
                 Some(step) => format!(
-                    "lost: top was no longer {}, step {step} moved it",
-                    cas.expected
+                    "lost: {} was no longer {}, step {step} moved it",
+                    cas.variable, cas.expected
                 ),
-                None => format!("lost: top was no longer {}", cas.expected),
+                None => format!("lost: {} was no longer {}", cas.variable, cas.expected),
             };
             lines.push((why, Tone::Lost));
         }
@@ -725,7 +725,7 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
                     label: None,
                 });
             }
-            if let Some(missed) = read.missed {
+            if let Some(missed) = &read.missed {
                 links.push(Link {
                     from: missed.step - 1,
                     to,
