@@ -268,7 +268,10 @@ mod logged {
                     // backend (proofs-notes/model.md#which-model).
                     let old = self.atomic.fetch_add(value, ordering);
                     self.record(|name, _| {
-                        format!("fetch_add {name} {old} -> {} ({ordering:?})", old.wrapping_add(value))
+                        format!(
+                            "fetch_add {name} {old} -> {} ({ordering:?})",
+                            old.wrapping_add(value)
+                        )
                     });
                     old
                 }

@@ -105,7 +105,15 @@ struct Access {
 /// The words that begin an access in the deque's log (`deque/src/trace.rs`);
 /// any other line is a note of the model's.
 const ACCESSES: [&str; 9] = [
-    "load", "store", "CAS", "swap", "fetch_add", "fetch_or", "fence", "read", "write",
+    "load",
+    "store",
+    "CAS",
+    "swap",
+    "fetch_add",
+    "fetch_or",
+    "fence",
+    "read",
+    "write",
 ];
 
 /// Parses one access of the log: `load NAME = V (ORD)`, `store NAME := V
@@ -243,7 +251,12 @@ fn role_of(note: &str) -> String {
         .filter_map(|separator| note.find(separator))
         .min()
         .map_or_else(
-            || note.split_whitespace().take(2).collect::<Vec<_>>().join(" "),
+            || {
+                note.split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            },
             |end| note[..end].to_string(),
         )
 }
@@ -392,7 +405,9 @@ mod tests {
         assert!(!cas.won);
         assert_eq!(cas.lost_to, Some(2));
         assert_eq!(
-            cas.read.as_ref().map(|read| (read.value.as_str(), read.source)),
+            cas.read
+                .as_ref()
+                .map(|read| (read.value.as_str(), read.source)),
             Some(("2", Source::Step(3)))
         );
     }
@@ -438,7 +453,9 @@ mod tests {
             "ThreadId(0): fence (SeqCst)",
             "ThreadId(0): read slot 3",
         ]));
-        assert!(steps[1..].iter().all(|step| !step.is_note && step.reads.is_empty()));
+        assert!(steps[1..]
+            .iter()
+            .all(|step| !step.is_note && step.reads.is_empty()));
         assert_eq!(steps[2].thread, "owner");
     }
 }

@@ -2,10 +2,11 @@
 //! the failing interleaving.
 //!
 //! One lane per thread (owner, thief 1, ...), time going down, one row per
-//! step of the deque's event log, numbered as the lab's text trace numbers
-//! them. Each operation is a box from its call to its return. Each load of
-//! `top` or `bottom` (and each CAS that won, which read `top` too) shows the
-//! value it read, with an arrow from the store it read; a STALE load is red,
+//! step of the event log (every access of a named atomic, with its
+//! ordering, and of a slot), numbered as the lab's text trace numbers them.
+//! Each operation is a box from its call to its return. Each read of an
+//! atomic (a load, a CAS, a read-modify-write) shows the value it read,
+//! with an arrow from the store it read; a STALE load is red,
 //! with a dashed red link from the newer store it missed. A CAS is marked
 //! WON or LOST, a lost one with a dotted link to the CAS it lost to. The
 //! steps the verdict is about are marked, and the verdict is at the bottom.
@@ -859,7 +860,7 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
             LINK,
             "arrow-link",
             None,
-            "a load (or a CAS that won) read the store this arrow starts at, made by another thread",
+            "a load (a CAS, a read-modify-write) read the store this arrow starts at, made by another thread",
         ),
         (
             OWN_LINK,
@@ -877,7 +878,7 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
             LOST,
             "arrow-lost",
             Some("2 3"),
-            "a CAS that lost, from the CAS that won the same index (or the store that moved top)",
+            "a CAS that lost, from the CAS that won with the same expected value (or the newest store)",
         ),
     ];
     for (colour, marker_id, dash, meaning) in legend {
@@ -903,14 +904,14 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
             .set("rx", 4),
     );
     footer = footer.add(text(
-        "framed in red: the steps the verdict is about; WON and LOST: which CAS on top succeeded",
+        "framed in red: the steps the verdict is about; WON and LOST: which CAS succeeded",
         MARGIN + 62.0,
         y,
         12.0,
         INK,
     ));
     y += 20.0;
-    let rule = "How the links are found: the deque logs the value of each access, not which store a load \
+    let rule = "How the links are found: the atomics log the value of each access, not which store a load \
                 read. loom runs one thread at a time and each access is logged as it happens, so the log \
                 is in execution order; the lab takes a load to have read the last store of that value to \
                 that variable before it in the log (or the initial value, if none), and calls it STALE \
