@@ -246,3 +246,61 @@ pub fn gallery_index(found: &[(Mutant, Option<Counterexample>)]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chase_lev_loom_mutants::Worker;
+
+    /// The log's lines without their thread ids.
+    fn events(trace: &[String]) -> Vec<String> {
+        trace
+            .iter()
+            .map(|line| {
+                line.split_once(": ")
+                    .map_or(line.clone(), |(_, event)| event.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_mutant_builds_log_every_access_of_a_push_with_its_value_and_ordering() {
+        loom::model(|| {
+            let worker = Worker::<u64>::new_mutant(false, 4, false, None);
+            worker.enable_trace();
+            worker.push(7);
+            assert_eq!(
+                events(&worker.take_trace()),
+                [
+                    "load bottom = 0 (Relaxed)",
+                    "load top = 0 (Acquire)",
+                    "write slot 0",
+                    "fence (Release)",
+                    "store bottom := 1 (Relaxed)",
+                ]
+            );
+            chase_lev_loom_mutants::set_event_log(false);
+        });
+    }
+
+    #[test]
+    fn recording_the_log_changes_no_interleaving_loom_explores() {
+        let scenario = scenario_named("prefilled_pop_pop_against_steal_steal").expect("a scenario");
+        let quiet = explore::with_loom(scenario, Some(Mutant::TakeFence));
+        evidence::set_tracing(true);
+        let traced = explore::with_loom(scenario, Some(Mutant::TakeFence));
+        let correct = explore::with_loom(scenario, None);
+        evidence::set_tracing(false);
+        assert_eq!(traced.interleavings, quiet.interleavings);
+        assert!(!traced
+            .failure
+            .as_ref()
+            .expect("the mutant fails")
+            .trace
+            .is_empty());
+        assert_eq!(
+            correct.interleavings,
+            explore::with_loom(scenario, None).interleavings
+        );
+    }
+}
