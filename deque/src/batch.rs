@@ -15,7 +15,6 @@ use crate::sync::{
     Arc,
     Ordering::{Acquire, Relaxed, Release},
 };
-use crate::trace::trace;
 use crate::worker::Worker;
 use crate::DEFAULT_BATCH_LIMIT;
 
@@ -322,7 +321,6 @@ impl<T> Stealer<T> {
         if !hazard.covers(buffer.cast()) {
             // The owner replaced the buffer since this thread announced it:
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
-            trace!(inner, "steal: the buffer changed");
             return Steal::Retry;
         }
         self.snapshot(hazard, buffer, top, bottom)
@@ -373,7 +371,6 @@ impl<T> Worker<T> {
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
         inner.bottom.store(next, RELAXED_UNLESS_TSAN);
-        trace!(inner, "batch: store bottom := {next}");
     }
 
     /// The owner's bottom index (only the owner writes it).

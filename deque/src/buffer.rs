@@ -115,7 +115,9 @@ impl<T> Buffer<T> {
     #[inline(always)]
     pub(crate) unsafe fn write(&self, index: i64, task: T) {
         // SAFETY: forwarded from the caller.
-        unsafe { self.slot(index).write(MaybeUninit::new(task)) }
+        unsafe { self.slot(index).write(MaybeUninit::new(task)) };
+        #[cfg(chase_lev_mutants)]
+        crate::trace::slot("write", index);
     }
 
     /// Reads a bitwise copy of the slot of `index`: a valid task only if the
@@ -127,7 +129,10 @@ impl<T> Buffer<T> {
     #[inline(always)]
     pub(crate) unsafe fn read(&self, index: i64) -> MaybeUninit<T> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.slot(index).read() }
+        let task = unsafe { self.slot(index).read() };
+        #[cfg(chase_lev_mutants)]
+        crate::trace::slot("read", index);
+        task
     }
 
     /// Under loom, frees the buffer as far as loom can see: writes every
@@ -165,7 +170,9 @@ impl<T> Buffer<T> {
     #[inline]
     pub(crate) unsafe fn copy_slot(&self, source: &Buffer<T>, from: i64, to: i64) {
         // SAFETY: forwarded from the caller.
-        unsafe { self.slot(to).write(source.slot(from).read()) }
+        unsafe { self.slot(to).write(source.slot(from).read()) };
+        #[cfg(chase_lev_mutants)]
+        crate::trace::slot("copy", to);
     }
 }
 

@@ -30,7 +30,8 @@
 //! (worker.rs, stealer.rs), batch steals (batch.rs), the shrink hysteresis
 //! (shrink.rs), the slots (buffer.rs), the hazard slots and retired buffers
 //! (reclamation.rs), the std/loom/shuttle shim (sync.rs), the mutants
-//! (policy.rs) and the mutant builds' event log (trace.rs).
+//! (policy.rs) and the mutant builds' event log (trace.rs, recorded by the
+//! shim's atomics and the buffer's slots, not here).
 //!
 //! Invariants (proofs-notes/linearizability.md#invariants):
 //! - `top` and `bottom` only grow, except that the LIFO owner's pop lowers
@@ -51,10 +52,9 @@ use crate::shrink::shrink_threshold;
 use crate::steal::Steal;
 use crate::stealer::Stealer;
 use crate::sync::{
-    AtomicI64, AtomicPtr,
+    AtomicI64, AtomicPtr, Named,
     Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
-use crate::trace::{trace, Trace};
 use crate::worker::Worker;
 
 /// Which end the owner pops from.
@@ -81,8 +81,6 @@ pub(crate) struct Inner<T> {
     /// Buffers the owner replaced that a thief may still read; touched only
     /// by the owner and by the final drop (`Inner::retired`).
     retired: UnsafeCell<Retired<T>>,
-    #[allow(dead_code)] // read only by the mutant builds' `trace!`
-    pub(crate) trace: Trace,
     /// The deque owns `T`s: dropping it may drop tasks.
     _tasks: PhantomData<T>,
 }
@@ -97,15 +95,14 @@ unsafe impl<T: Send> Sync for Inner<T> {}
 impl<T> Inner<T> {
     pub(crate) fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64, policy: Policy) -> Self {
         Inner {
-            top: CachePadded::new(AtomicI64::new(first_index)),
-            bottom: CachePadded::new(AtomicI64::new(first_index)),
-            buffer: CachePadded::new(AtomicPtr::new(Box::into_raw(Box::new(buffer)))),
+            top: CachePadded::new(AtomicI64::new(first_index).named("top")),
+            bottom: CachePadded::new(AtomicI64::new(first_index).named("bottom")),
+            buffer: CachePadded::new(
+                AtomicPtr::new(Box::into_raw(Box::new(buffer))).named("buffer"),
+            ),
             flavor,
             policy,
             retired: UnsafeCell::new(Retired::new()),
-            // A unit struct in some builds, not in others.
-            #[allow(clippy::default_constructed_unit_structs)]
-            trace: Trace::default(),
             _tasks: PhantomData,
         }
     }
@@ -181,7 +178,6 @@ impl<T> Worker<T> {
         let top = inner
             .top
             .load(choose!(policy, PushTopAcquire, Acquire, Relaxed));
-        trace!(inner, "push: load bottom = {bottom}, load top = {top}");
         if bottom - top >= self.limit.get() {
             return Err(task); // bounded and full
         }
@@ -208,7 +204,6 @@ impl<T> Worker<T> {
         // pop's fence keeps apart from any thief's read
         // (proofs-notes/reclamation.md#no-wrap).
         unsafe { buffer.write(bottom, task) };
-        trace!(inner, "push: write slot {bottom}");
         // Ordering: Release fence, so that a thief that reads the new bottom
         // with acquire also reads the task's bytes
         // (proofs-notes/model.md#message-passing).
@@ -216,7 +211,6 @@ impl<T> Worker<T> {
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
         inner.bottom.store(next, RELAXED_UNLESS_TSAN);
-        trace!(inner, "push: store bottom := {next}");
     }
 
     /// `bottom` reached the end of the buffer's lap: moves the tasks to a new
@@ -312,10 +306,6 @@ impl<T> Worker<T> {
             new,
             choose!(inner.policy, BufferPublishRelease, Release, Relaxed),
         );
-        trace!(
-            inner,
-            "resize: store buffer := new buffer of {new_capacity} slots"
-        );
         old
     }
 
@@ -384,11 +374,9 @@ impl<T> Worker<T> {
         // the current one, and each path below is sound for any top at or
         // below the current one (proofs-notes/fast-paths.md#the-owners-look).
         let top = inner.top.load(Relaxed);
-        trace!(inner, "pop: load bottom = {bottom}, load top = {top}");
         let len = bottom - top;
         if len <= 0 {
             // Empty at the look: every index below `bottom` is claimed.
-            trace!(inner, "pop: empty at the look, no fence");
             return None;
         }
         if len == 1 {
@@ -423,18 +411,12 @@ impl<T> Worker<T> {
                 Relaxed,
             )
             .is_ok();
-        trace!(
-            inner,
-            "pop: one task, CAS top {top} -> {} {}",
-            top + 1,
-            if won { "won" } else { "lost" }
-        );
+
         if !won {
             // A thief took it: top has reached bottom, the deque is empty.
             return None;
         }
         self.consider_shrinking(bottom, top + 1);
-        trace!(inner, "pop: took slot {index}");
         // SAFETY: the slot of `index` held a task (top = index < bottom) and
         // the CAS from `top = index` claimed it for this owner
         // (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
@@ -452,7 +434,6 @@ impl<T> Worker<T> {
         // Ordering: Relaxed, ordered before the load of top by the fence below
         // (proofs-notes/model.md#store-buffering).
         inner.bottom.store(bottom, RELAXED_UNLESS_TSAN);
-        trace!(inner, "pop: store bottom := {bottom}");
         // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
         // least one of owner and thief sees the other's write, so they cannot
         // both take the last task (proofs-notes/model.md#store-buffering).
@@ -460,14 +441,12 @@ impl<T> Worker<T> {
         // Ordering: Relaxed, ordered by the fence above; the CAS below
         // re-checks it for the last task (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
-        trace!(inner, "pop: load top = {top}");
         // No `+ 1` below can overflow: `bottom` was just lowered by one.
         if top > bottom {
             // Empty: undo the reservation.
             // Ordering: Relaxed, as for every owner store to bottom
             // (proofs-notes/linearizability.md#pop).
             inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
-            trace!(inner, "pop: empty, store bottom := {}", bottom + 1);
             return None;
         }
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
@@ -486,16 +465,9 @@ impl<T> Worker<T> {
                     Relaxed,
                 )
                 .is_ok();
-            trace!(
-                inner,
-                "pop: CAS top {top} -> {} {}",
-                top + 1,
-                if won { "won" } else { "lost" }
-            );
             // Ordering: Relaxed; bottom = top now: empty
             // (proofs-notes/linearizability.md#pop).
             inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
-            trace!(inner, "pop: store bottom := {}", bottom + 1);
             if !won {
                 return None;
             }
@@ -503,7 +475,6 @@ impl<T> Worker<T> {
         } else {
             self.consider_shrinking(bottom, top);
         }
-        trace!(inner, "pop: took slot {bottom}");
         // SAFETY: the slot of `bottom` held a task (top <= bottom) and this
         // owner won it: either more than one task was left, so no thief can
         // reach it, or the CAS above claimed it
@@ -522,7 +493,6 @@ impl<T> Worker<T> {
             // Ordering: Relaxed; the owner wrote every slot itself, and the
             // CAS below decides (proofs-notes/linearizability.md#fifo-pop).
             let top = inner.top.load(Relaxed);
-            trace!(inner, "fifo pop: load bottom = {bottom}, load top = {top}");
             if top >= bottom {
                 return None;
             }
@@ -542,12 +512,10 @@ impl<T> Worker<T> {
                 )
                 .is_ok()
             {
-                trace!(inner, "fifo pop: CAS top {top} -> {} won", top + 1);
                 self.consider_shrinking(bottom, top + 1);
                 // SAFETY: the slot of `top` held a task and the CAS claimed it.
                 return Some(unsafe { task.assume_init() });
             }
-            trace!(inner, "fifo pop: CAS top {top} lost, retrying");
         }
     }
 }
@@ -599,7 +567,7 @@ impl<T> Stealer<T> {
         if !self.claim(seen.top, 1) {
             return Steal::Retry;
         }
-        trace!(self.inner, "steal: took slot {index}");
+
         // SAFETY: the slot of `top` held a task (top < bottom, published by
         // push's release fence and the acquire load of bottom), and the CAS
         // made this thief its only owner
@@ -665,7 +633,6 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         let policy = inner.policy;
         loop {
-            trace!(inner, "steal: the buffer changed, announcing the new one");
             slot.announce(buffer.cast());
             // Ordering: the steal's SeqCst fence, as in `protect_if_not_empty`
             // (proofs-notes/reclamation.md#hazard-slots).
@@ -690,11 +657,9 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
         // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
-        let top = inner
+        inner
             .top
-            .load(choose!(inner.policy, StealTopAcquire, Acquire, Relaxed));
-        trace!(inner, "steal: load top = {top}");
-        top
+            .load(choose!(inner.policy, StealTopAcquire, Acquire, Relaxed))
     }
 
     /// Lê et al.'s fence, then the load of `bottom`.
@@ -712,11 +677,9 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with push's release fence so the task's
         // bytes are visible (proofs-notes/model.md#message-passing).
-        let bottom = inner
+        inner
             .bottom
-            .load(choose!(inner.policy, StealBottomAcquire, Acquire, Relaxed));
-        trace!(inner, "steal: load bottom = {bottom}");
-        bottom
+            .load(choose!(inner.policy, StealBottomAcquire, Acquire, Relaxed))
     }
 
     /// The task at `top` in `buffer`, which `hazard` protects, unless `top`
@@ -741,7 +704,6 @@ impl<T> Stealer<T> {
             // The owner has moved to a buffer whose lap starts past `top`:
             // `top` has moved on and the CAS would fail, a lost race
             // (proofs-notes/reclamation.md#no-wrap).
-            trace!(self.inner, "steal: index {top} outside the buffer's lap");
             return Steal::Retry;
         }
         Steal::Success(Snapshot {
@@ -762,7 +724,7 @@ impl<T> Stealer<T> {
         // orders the slot read before the owner's rewrite after a wrap; our
         // buffers never wrap, so the CAS's atomicity is what claims the task
         // (proofs-notes/obligations.md#steal-cas-seqcst).
-        let won = inner
+        inner
             .top
             .compare_exchange(
                 top,
@@ -770,13 +732,7 @@ impl<T> Stealer<T> {
                 choose!(inner.policy, StealCasSeqCst, SeqCst, Relaxed),
                 Relaxed,
             )
-            .is_ok();
-        trace!(
-            inner,
-            "steal: CAS top {top} -> {next} {}",
-            if won { "won" } else { "lost" }
-        );
-        won
+            .is_ok()
     }
 }
 

@@ -63,7 +63,7 @@ use crate::deque::{index_space_exhausted, Flavor};
 use crate::policy::{choose, fence_if, Policy};
 use crate::steal::Steal;
 use crate::sync::{
-    wait_round, AtomicPtr, AtomicU64, AtomicUsize,
+    wait_round, AtomicPtr, AtomicU64, AtomicUsize, Named,
     Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
     SlotCell,
 };
@@ -231,12 +231,15 @@ impl<T> Block<T> {
     #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
     fn new() -> *mut Block<T> {
         Box::into_raw(Box::new(Block {
-            next: AtomicPtr::new(ptr::null_mut()),
+            next: AtomicPtr::new(ptr::null_mut()).named("block.next"),
             lap: SlotCell::new(),
-            tickets: [AtomicUsize::new(0), AtomicUsize::new(0)],
-            released: AtomicUsize::new(0),
+            tickets: [
+                AtomicUsize::new(0).named("block.tail_tickets"),
+                AtomicUsize::new(0).named("block.head_tickets"),
+            ],
+            released: AtomicUsize::new(0).named("block.released"),
             slots: core::array::from_fn(|_| Slot {
-                state: AtomicUsize::new(0),
+                state: AtomicUsize::new(0).named("slot.state"),
                 task: SlotCell::new(),
             }),
         }))
@@ -386,12 +389,12 @@ impl<T> Injector<T> {
         unsafe { Block::set_lap(block, lap(index)) };
         Injector {
             head: CachePadded::new(Cursor {
-                index: AtomicU64::new(index),
-                block: AtomicPtr::new(block),
+                index: AtomicU64::new(index).named("head"),
+                block: AtomicPtr::new(block).named_with_tags("head.block", TICKETS),
             }),
             tail: CachePadded::new(Cursor {
-                index: AtomicU64::new(index),
-                block: AtomicPtr::new(block),
+                index: AtomicU64::new(index).named("tail"),
+                block: AtomicPtr::new(block).named_with_tags("tail.block", TICKETS),
             }),
             policy,
             #[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
@@ -1382,6 +1385,22 @@ impl<T> Injector<T> {
         let mut injector = Injector::new_mutant(mutant);
         injector.set_pause(hook);
         injector
+    }
+
+    /// (Mutant builds only.) Clears this OS thread's event log and starts
+    /// recording every atomic access (`set_event_log(true)`).
+    pub fn enable_trace(&self) {
+        crate::trace::set_event_log(true);
+    }
+
+    /// (Mutant builds only.) Adds a line of the caller's own to the log.
+    pub fn trace_note(&self, note: String) {
+        crate::trace::note(note);
+    }
+
+    /// (Mutant builds only.) The events recorded so far.
+    pub fn take_trace(&self) -> Vec<String> {
+        crate::trace::events()
     }
 }
 

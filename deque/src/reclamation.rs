@@ -23,7 +23,7 @@ use std::sync::Arc as StdArc;
 use crate::buffer::Buffer;
 use crate::policy::{choose, fence_if, Policy};
 use crate::sync::{
-    AtomicBool, AtomicPtr,
+    AtomicBool, AtomicPtr, Named,
     Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 
@@ -67,7 +67,7 @@ impl Registry {
     #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
     pub(crate) fn new() -> Registry {
         Registry {
-            head: AtomicPtr::new(ptr::null_mut()),
+            head: AtomicPtr::new(ptr::null_mut()).named("records"),
         }
     }
 
@@ -95,9 +95,9 @@ impl Registry {
             candidate = record.next();
         }
         let new = StdArc::into_raw(StdArc::new(Record {
-            hazard: AtomicPtr::new(ptr::null_mut()),
-            in_use: AtomicBool::new(true),
-            next: AtomicPtr::new(ptr::null_mut()),
+            hazard: AtomicPtr::new(ptr::null_mut()).named("hazard"),
+            in_use: AtomicBool::new(true).named("record.in_use"),
+            next: AtomicPtr::new(ptr::null_mut()).named("record.next"),
         }))
         .cast_mut();
         // Ordering: Relaxed: the CAS below publishes (proofs-notes/reclamation.md#records).

@@ -1,71 +1,170 @@
-//! The event log of the mutant builds: every atomic access of the deque,
-//! with the value it read or wrote and the thread that did it, so that the
-//! fence lab can print a counterexample a person can follow (loom's own trace
-//! shows no values). In the chase-lev crate `Trace` is empty and `trace!`
-//! expands to nothing.
+//! (Mutant builds only.) The event log: every access of a named atomic
+//! (`sync.rs`'s wrappers) and of a buffer's slot (`buffer.rs`), with the
+//! value it read or wrote and the thread that did it, so that the fence lab
+//! can print a counterexample a person can follow (loom's own trace shows no
+//! values). The algorithm's functions record nothing themselves; the model
+//! adds its notes (which operation each thread calls, what it returns).
+//!
+//! The log is a thread-local of the OS thread: loom and shuttle run all of a
+//! model's threads on the OS thread that started the model, so it holds the
+//! execution's events in their order, and when the model checker stops an
+//! execution in the middle (a race on a slot cell) the events up to that
+//! point can still be read here. It is plain memory, outside the model: a
+//! record is no operation loom or shuttle can see.
+//!
+//! The lines are `"<thread>: <event>"`, the event one of
+//! - `load NAME = V (ORDERING)`, `store NAME := V (ORDERING)`;
+//! - `CAS NAME A -> B won (ORDERING)`, `CAS NAME A -> B lost, NAME = V (ORDERING)`;
+//! - `fetch_add NAME A -> B (ORDERING)` (and `fetch_or`, `swap`): the value
+//!   read, then the value written;
+//! - `fence (ORDERING)`;
+//! - `write slot I`, `read slot I`, `copy slot I`;
+//! - or a note of the model's.
+//!
+//! An atomic is named where it is made (`Named::named`); a second atomic of
+//! the same name (another thread's hazard slot, another block's slot state)
+//! is `NAME#2`, and so on, in the order the execution first touches them. A
+//! pointer is shown as `null` or `@N`, N numbering the addresses in the
+//! order the log first shows them (addresses change from run to run, these
+//! numbers do not), and `+K` for the tag in its low bits where the atomic
+//! has one (the injector's ticket counts).
 
-/// Records one event when the deque's trace is enabled (mutant builds only).
-macro_rules! trace {
-    ($inner:expr, $($arg:tt)*) => {
-        #[cfg(chase_lev_mutants)]
-        {
-            $inner.trace.record(|| format!($($arg)*));
-        }
-    };
-}
-pub(crate) use trace;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
-#[cfg(not(chase_lev_mutants))]
 #[derive(Default)]
-pub(crate) struct Trace;
-
-#[cfg(chase_lev_mutants)]
-#[derive(Default)]
-pub(crate) struct Trace {
-    enabled: std::sync::atomic::AtomicBool,
-    events: std::sync::Mutex<Vec<String>>,
+struct Log {
+    events: Vec<String>,
+    /// The label of each atomic, by address.
+    atomics: HashMap<usize, String>,
+    /// How many atomics of each name the log has labelled.
+    instances: HashMap<&'static str, usize>,
+    /// The number of each pointer value, by address.
+    pointers: HashMap<usize, usize>,
 }
 
-#[cfg(chase_lev_mutants)]
 std::thread_local! {
-    /// A copy of every event recorded on this OS thread since the last
-    /// traced deque was created. Loom and shuttle run all of a model's
-    /// threads on one OS thread, so when the model checker stops an
-    /// execution in the middle (a race on a slot cell), the events up to
-    /// that point can still be read here, though the deque is gone.
-    static THIS_EXECUTION: std::cell::RefCell<Vec<String>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static ENABLED: Cell<bool> = const { Cell::new(false) };
+    static LOG: RefCell<Log> = RefCell::new(Log::default());
+}
+
+/// (Mutant builds only.) Clears this OS thread's event log and turns the
+/// recording on or off for the executions run from now on (on, each is
+/// several times slower).
+pub fn set_event_log(on: bool) {
+    LOG.with(|log| *log.borrow_mut() = Log::default());
+    ENABLED.with(|enabled| enabled.set(on));
 }
 
 /// (Mutant builds only.) Takes the events recorded on this OS thread since
-/// the last traced deque was created; see `THIS_EXECUTION`.
-#[cfg(chase_lev_mutants)]
+/// the log was last cleared (`set_event_log`, `Worker::enable_trace`).
 pub fn take_thread_trace() -> Vec<String> {
-    THIS_EXECUTION.with(|events| std::mem::take(&mut *events.borrow_mut()))
+    LOG.with(|log| std::mem::take(&mut log.borrow_mut().events))
 }
 
-#[cfg(chase_lev_mutants)]
-impl Trace {
-    pub(crate) fn enable(&self) {
-        THIS_EXECUTION.with(|events| events.borrow_mut().clear());
-        // A plain std atomic: the log is the observer's, not part of the model.
-        self.enabled
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
+/// A copy of the events recorded so far.
+pub(crate) fn events() -> Vec<String> {
+    LOG.with(|log| log.borrow().events.clone())
+}
 
-    pub(crate) fn record(&self, event: impl FnOnce() -> String) {
-        if self.enabled.load(std::sync::atomic::Ordering::Relaxed) {
-            let line = format!("{}: {}", crate::sync::thread_label(), event());
-            THIS_EXECUTION.with(|events| events.borrow_mut().push(line.clone()));
-            self.events.lock().unwrap().push(line);
+#[inline(always)]
+fn enabled() -> bool {
+    ENABLED.with(Cell::get)
+}
+
+fn push(event: String) {
+    if let Some(thread) = crate::sync::thread_label() {
+        let line = format!("{thread}: {event}");
+        LOG.with(|log| log.borrow_mut().events.push(line));
+    }
+}
+
+/// Adds a line of the model's own (a call, a return).
+pub(crate) fn note(event: String) {
+    if enabled() {
+        push(event);
+    }
+}
+
+/// Records an access of a slot (`what` is `read`, `write` or `copy`).
+#[inline(always)]
+pub(crate) fn slot(what: &str, index: i64) {
+    if enabled() {
+        push(format!("{what} slot {index}"));
+    }
+}
+
+/// Shows values in an event: the log's numbering of pointers.
+pub(crate) struct Shower<'a> {
+    pointers: &'a mut HashMap<usize, usize>,
+}
+
+impl Shower<'_> {
+    /// A pointer whose low bits under `tags` are a tag, not address.
+    pub(crate) fn pointer(&mut self, address: usize, tags: usize) -> String {
+        let (base, tag) = (address & !tags, address & tags);
+        let shown = if base == 0 {
+            "null".to_string()
+        } else {
+            let next = self.pointers.len() + 1;
+            format!("@{}", *self.pointers.entry(base).or_insert(next))
+        };
+        if tag == 0 {
+            shown
+        } else {
+            format!("{shown}+{tag}")
         }
     }
+}
 
-    pub(crate) fn note(&self, event: String) {
-        self.record(|| event);
+/// Records an access of the atomic at `address` called `name` (`None`: an
+/// atomic made without a name, as the std build's zeroed blocks): `event`
+/// gets its label and a `Shower` for its values.
+#[inline(always)]
+pub(crate) fn access(
+    name: Option<&'static str>,
+    address: usize,
+    event: impl FnOnce(&str, &mut Shower<'_>) -> String,
+) {
+    if enabled() {
+        record_access(name.unwrap_or("atomic"), address, event);
     }
+}
 
-    pub(crate) fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.events.lock().unwrap())
+fn record_access(
+    name: &'static str,
+    address: usize,
+    event: impl FnOnce(&str, &mut Shower<'_>) -> String,
+) {
+    let event = LOG.with(|log| {
+        let log = &mut *log.borrow_mut();
+        let label = log
+            .atomics
+            .entry(address)
+            .or_insert_with(|| {
+                let count = log.instances.entry(name).or_insert(0);
+                *count += 1;
+                if *count == 1 {
+                    name.to_string()
+                } else {
+                    format!("{name}#{count}")
+                }
+            })
+            .clone();
+        event(
+            &label,
+            &mut Shower {
+                pointers: &mut log.pointers,
+            },
+        )
+    });
+    push(event);
+}
+
+/// Records a fence.
+#[inline(always)]
+pub(crate) fn fence(ordering: crate::sync::Ordering) {
+    if enabled() {
+        push(format!("fence ({ordering:?})"));
     }
 }

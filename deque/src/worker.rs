@@ -342,19 +342,20 @@ impl<T> Worker<T> {
         Worker::build(flavor, capacity, bounded, policy)
     }
 
-    /// (Mutant builds only.) Starts recording every atomic access.
+    /// (Mutant builds only.) Clears this OS thread's event log and starts
+    /// recording every atomic access (`set_event_log(true)`).
     pub fn enable_trace(&self) {
-        self.inner.trace.enable();
+        crate::trace::set_event_log(true);
     }
 
     /// (Mutant builds only.) Adds a line of the caller's own to the log.
     pub fn trace_note(&self, note: String) {
-        self.inner.trace.note(note);
+        crate::trace::note(note);
     }
 
-    /// (Mutant builds only.) Takes the recorded events.
+    /// (Mutant builds only.) The events recorded so far.
     pub fn take_trace(&self) -> Vec<String> {
-        self.inner.trace.take()
+        crate::trace::events()
     }
 }
 

@@ -261,7 +261,8 @@ fn ordering_comments_without_a_reference(sources: &[(String, String)]) -> (usize
 /// and atomics whose ordering is spelled `std::sync::atomic::Ordering`: the
 /// algorithm's atomics all come from the sync shim (`crate::sync`), so an
 /// atomic spelled out from `std` is, by the crate's design, not part of the
-/// algorithm (today: the mutant builds' trace switch in `trace.rs`).
+/// algorithm (today there is none: the mutant builds' event log, `trace.rs`, is
+/// plain thread-local memory).
 fn is_atomic_operation(code: &str) -> bool {
     if code.contains("std::sync::atomic::Ordering") {
         return false;

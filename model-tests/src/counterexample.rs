@@ -18,12 +18,13 @@ pub struct Step {
     /// For a load: which store it read, and whether it was the newest.
     pub read_from: Option<String>,
     /// Whether this is a model note (an operation's call or return) rather
-    /// than one of the deque's atomic accesses.
+    /// than one of the deque's accesses.
     pub is_note: bool,
-    /// The loads of `top` and `bottom` in this step, with the store each
-    /// read (what `read_from` says, for the pictures of `crate::diagram`).
+    /// The values this step read from atomics (a load, a CAS, a
+    /// read-modify-write), with the store each read (what `read_from` says,
+    /// for the pictures of `crate::diagram`).
     pub reads: Vec<Read>,
-    /// A CAS on `top` in this step.
+    /// A compare-and-swap in this step.
     pub cas: Option<Cas>,
 }
 
@@ -39,13 +40,13 @@ pub enum Source {
     Step(usize),
 }
 
-/// One load of `top` or `bottom`.
+/// One read of an atomic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Read {
-    /// `"top"` or `"bottom"`.
-    pub variable: &'static str,
-    /// The value read.
-    pub value: i64,
+    /// The atomic's name in the log (`top`, `bottom`, `hazard#2`, ...).
+    pub variable: String,
+    /// The value read, as the log shows it (`3`, `@1`, `null`).
+    pub value: String,
     /// The store it read.
     pub source: Source,
     /// STALE: the newest store to the variable before the load, when that is
@@ -54,42 +55,121 @@ pub struct Read {
 }
 
 /// The newer store a STALE load did not see.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Missed {
     /// Its step.
     pub step: usize,
     /// The value it stored.
-    pub value: i64,
+    pub value: String,
 }
 
-/// A compare-and-swap on `top` (`CAS top A -> B won`, `CAS top A lost`).
+/// A compare-and-swap (`CAS top 0 -> 1 won (SeqCst)`,
+/// `CAS top 0 -> 1 lost, top = 1 (Relaxed)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cas {
+    /// The atomic it was on.
+    pub variable: String,
     /// The value it expected.
-    pub expected: i64,
+    pub expected: String,
     /// Whether it swapped.
     pub won: bool,
-    /// A CAS that won read `top = expected`, from this store.
+    /// What it read: the expected value if it won, the value it found if it
+    /// lost, with the store it came from.
     pub read: Option<Read>,
     /// A CAS that lost, lost to this step: the earlier CAS that won with the
-    /// same expected value, or else the newest store to `top` before it.
+    /// same expected value, or else the newest store to the variable before it.
     pub lost_to: Option<usize>,
 }
 
-/// A store to one of the deque's indices, as seen in the log.
-#[derive(Clone, Copy)]
+/// A store to an atomic, as seen in the log.
+#[derive(Clone)]
 struct Store {
     step: usize,
-    value: i64,
+    value: String,
     /// For a store made by a won CAS: the value that CAS expected.
-    by_cas_from: Option<i64>,
+    by_cas_from: Option<String>,
+}
+
+/// What one logged access did to its atomic.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Access {
+    variable: String,
+    /// The value read, if the access read one (a CAS's is in `cas`).
+    read: Option<String>,
+    /// The value written, if it wrote one.
+    wrote: Option<String>,
+    /// A CAS: expected, won, and (lost) the value found.
+    cas: Option<(String, bool, Option<String>)>,
+}
+
+/// The words that begin an access in the deque's log (`deque/src/trace.rs`);
+/// any other line is a note of the model's.
+const ACCESSES: [&str; 9] = [
+    "load",
+    "store",
+    "CAS",
+    "swap",
+    "fetch_add",
+    "fetch_or",
+    "fence",
+    "read",
+    "write",
+];
+
+/// Parses one access of the log: `load NAME = V (ORD)`, `store NAME := V
+/// (ORD)`, `CAS NAME A -> B won (ORD)`, `CAS NAME A -> B lost, NAME = V
+/// (ORD)`, `swap|fetch_add|fetch_or NAME A -> B (ORD)`. Fences and slot
+/// accesses touch no atomic: `None`.
+fn access(event: &str) -> Option<Access> {
+    let words: Vec<&str> = event
+        .split_whitespace()
+        .map(|word| word.trim_end_matches(','))
+        .collect();
+    let word = |at: usize| words.get(at).map(|word| word.to_string());
+    let variable = word(1)?;
+    match words[0] {
+        "load" if words.get(2) == Some(&"=") => Some(Access {
+            variable,
+            read: word(3),
+            ..Access::default()
+        }),
+        "store" if words.get(2) == Some(&":=") => Some(Access {
+            variable,
+            wrote: word(3),
+            ..Access::default()
+        }),
+        "CAS" if words.get(3) == Some(&"->") => {
+            let (expected, new) = (word(2)?, word(4)?);
+            match words.get(5) {
+                Some(&"won") => Some(Access {
+                    variable,
+                    wrote: Some(new),
+                    cas: Some((expected, true, None)),
+                    ..Access::default()
+                }),
+                Some(&"lost") => Some(Access {
+                    variable,
+                    cas: Some((expected, false, word(8))),
+                    ..Access::default()
+                }),
+                _ => None,
+            }
+        }
+        "swap" | "fetch_add" | "fetch_or" if words.get(3) == Some(&"->") => Some(Access {
+            variable,
+            read: word(2),
+            wrote: word(4),
+            ..Access::default()
+        }),
+        _ => None,
+    }
 }
 
 /// Parses the log (`"<thread id>: <event>"` lines) into steps, naming the
 /// threads by the roles the model's notes give them.
 pub fn steps(trace: &[String]) -> Vec<Step> {
     let roles = roles(trace);
-    let mut stores: HashMap<&'static str, Vec<Store>> = HashMap::new();
+    let mut stores: HashMap<String, Vec<Store>> = HashMap::new();
     let mut steps = Vec::new();
     for line in trace {
         let (thread, event) = line.split_once(": ").unwrap_or(("?", line.as_str()));
@@ -101,32 +181,49 @@ pub fn steps(trace: &[String]) -> Vec<Step> {
         let number = steps.len() + 1;
         let mut reads = Vec::new();
         let mut cas = None;
-        if !is_note {
-            for variable in ["top", "bottom"] {
-                for value in loads(event, variable) {
-                    reads.push(read(
-                        variable,
-                        value,
-                        stores.get(variable).map(Vec::as_slice),
-                    ));
-                }
+        if let Some(access) = access(event).filter(|_| !is_note) {
+            let before = stores.get(&access.variable).map(Vec::as_slice);
+            if let Some(value) = &access.read {
+                reads.push(read(&access.variable, value, before));
             }
-            cas = compare_and_swap(event, stores.get("top").map(Vec::as_slice));
-            for (variable, value) in writes(event) {
-                stores.entry(variable).or_default().push(Store {
+            if let Some((expected, won, found)) = &access.cas {
+                let seen = if *won { Some(expected) } else { found.as_ref() };
+                let store_list = before.unwrap_or(&[]);
+                let lost_to = (!won)
+                    .then(|| {
+                        store_list
+                            .iter()
+                            .rev()
+                            .find(|store| store.by_cas_from.as_ref() == Some(expected))
+                            .or(store_list.last())
+                            .map(|store| store.step)
+                    })
+                    .flatten();
+                cas = Some(Cas {
+                    variable: access.variable.clone(),
+                    expected: expected.clone(),
+                    won: *won,
+                    read: seen.map(|value| read(&access.variable, value, before)),
+                    lost_to,
+                });
+            }
+            if let Some(value) = access.wrote {
+                stores.entry(access.variable).or_default().push(Store {
                     step: number,
                     value,
-                    by_cas_from: cas.as_ref().map(|cas| cas.expected),
+                    by_cas_from: access.cas.map(|(expected, _, _)| expected),
                 });
             }
         }
-        let read_from = (!reads.is_empty()).then(|| {
-            reads
-                .iter()
-                .map(describe_read)
-                .collect::<Vec<_>>()
-                .join("; ")
-        });
+        let read_from = (!reads.is_empty() || cas.as_ref().is_some_and(|cas| cas.read.is_some()))
+            .then(|| {
+                reads
+                    .iter()
+                    .chain(cas.iter().filter_map(|cas| cas.read.as_ref()))
+                    .map(describe_read)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            });
         steps.push(Step {
             thread: role,
             event: event.to_string(),
@@ -139,9 +236,29 @@ pub fn steps(trace: &[String]) -> Vec<Step> {
     steps
 }
 
-/// Notes are written by the model (`crate::scenarios`): they name a role.
+/// Notes are written by the model (`crate::scenarios`): whatever is not one
+/// of the deque's accesses.
 fn is_note(event: &str) -> bool {
-    event.starts_with("owner") || event.starts_with("thief")
+    let first = event.split_whitespace().next().unwrap_or("");
+    !ACCESSES.contains(&first)
+}
+
+/// The role a note names: the words before ` calls `, `'s ` or ` starts`
+/// (`owner`, `thief 1`, `main`).
+fn role_of(note: &str) -> String {
+    [" calls ", "'s ", " starts"]
+        .iter()
+        .filter_map(|separator| note.find(separator))
+        .min()
+        .map_or_else(
+            || {
+                note.split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            },
+            |end| note[..end].to_string(),
+        )
 }
 
 /// Maps thread ids to roles, from the first note each thread wrote.
@@ -150,107 +267,39 @@ fn roles(trace: &[String]) -> HashMap<String, String> {
     for line in trace {
         if let Some((thread, event)) = line.split_once(": ") {
             if is_note(event) && !roles.contains_key(thread) {
-                let role = if event.starts_with("owner") {
-                    "owner".to_string()
-                } else {
-                    event
-                        .split_whitespace()
-                        .take(2)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                };
-                roles.insert(thread.to_string(), role);
+                roles.insert(thread.to_string(), role_of(event));
             }
         }
     }
     roles
 }
 
-/// The values of `load <variable> = N` in an event.
-fn loads(event: &str, variable: &str) -> Vec<i64> {
-    let pattern = format!("load {variable} = ");
-    event
-        .match_indices(&pattern)
-        .filter_map(|(at, _)| leading_number(&event[at + pattern.len()..]))
-        .collect()
-}
-
-/// The stores in an event: `store bottom := N`, a won `CAS top A -> B`.
-fn writes(event: &str) -> Vec<(&'static str, i64)> {
-    let mut writes = Vec::new();
-    if let Some(at) = event.find("store bottom := ") {
-        if let Some(value) = leading_number(&event[at + "store bottom := ".len()..]) {
-            writes.push(("bottom", value));
-        }
-    }
-    if event.ends_with(" won") {
-        if let Some(at) = event.find("-> ") {
-            if let Some(value) = leading_number(&event[at + 3..]) {
-                writes.push(("top", value));
-            }
-        }
-    }
-    writes
-}
-
-fn leading_number(text: &str) -> Option<i64> {
-    let end = text
-        .find(|c: char| c != '-' && !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    text[..end].parse().ok()
-}
-
-/// The load of `value` from `variable`, given the stores to it so far: it
+/// The read of `value` from `variable`, given the stores to it so far: it
 /// read the last store of that value (or the initial value), and it is STALE
 /// if a newer store to the variable came before it.
-fn read(variable: &'static str, value: i64, stores: Option<&[Store]>) -> Read {
+fn read(variable: &str, value: &str, stores: Option<&[Store]>) -> Read {
     let stores = stores.unwrap_or(&[]);
     let source = stores.iter().rposition(|store| store.value == value);
     let missed = match (source, stores.last()) {
         (Some(index), _) if index + 1 == stores.len() => None,
         (_, newest) => newest.map(|newest| Missed {
             step: newest.step,
-            value: newest.value,
+            value: newest.value.clone(),
         }),
     };
     Read {
-        variable,
-        value,
+        variable: variable.to_string(),
+        value: value.to_string(),
         source: source.map_or(Source::Initial, |index| Source::Step(stores[index].step)),
         missed,
     }
-}
-
-/// The CAS on `top` in an event, if any.
-fn compare_and_swap(event: &str, top_stores: Option<&[Store]>) -> Option<Cas> {
-    let pattern = "CAS top ";
-    let at = event.find(pattern)?;
-    let expected = leading_number(&event[at + pattern.len()..])?;
-    let won = event.ends_with(" won");
-    let stores = top_stores.unwrap_or(&[]);
-    let lost_to = (!won)
-        .then(|| {
-            stores
-                .iter()
-                .rev()
-                .find(|store| store.by_cas_from == Some(expected))
-                .or(stores.last())
-                .map(|store| store.step)
-        })
-        .flatten();
-    Some(Cas {
-        expected,
-        won,
-        read: won.then(|| read("top", expected, top_stores)),
-        lost_to,
-    })
 }
 
 fn describe_read(read: &Read) -> String {
     let Read {
         variable, value, ..
     } = read;
-    match (read.source, read.missed) {
+    match (read.source, &read.missed) {
         (Source::Initial, None) => {
             format!("{variable} = {value}: the initial value, nothing stored yet")
         }
@@ -304,20 +353,22 @@ mod tests {
     fn threads_are_named_by_the_role_of_their_first_note() {
         let steps = steps(&trace(&[
             "ThreadId(0): owner calls pop()",
-            "ThreadId(1): thief 1 starts",
-            "ThreadId(1): steal: load top = 0",
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(1): load top = 0 (Acquire)",
+            "ThreadId(2): main calls push(task 1)",
         ]));
         assert_eq!(steps[2].thread, "thief 1");
         assert!(!steps[2].is_note);
+        assert_eq!(steps[3].thread, "main");
     }
 
     #[test]
     fn a_load_that_misses_a_newer_store_is_marked_stale() {
         let steps = steps(&trace(&[
             "ThreadId(0): owner calls pop()",
-            "ThreadId(1): thief 1 starts",
-            "ThreadId(0): pop: store bottom := 1",
-            "ThreadId(1): steal: load bottom = 2",
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(0): store bottom := 1 (Relaxed)",
+            "ThreadId(1): load bottom = 2 (Acquire)",
         ]));
         let read = steps[3].read_from.as_deref().unwrap();
         assert!(
@@ -329,10 +380,10 @@ mod tests {
     #[test]
     fn a_cas_that_won_read_the_store_of_the_value_it_expected() {
         let steps = steps(&trace(&[
-            "ThreadId(1): thief 1 starts",
-            "ThreadId(1): steal: CAS top 0 -> 1 won",
-            "ThreadId(2): thief 2 starts",
-            "ThreadId(2): steal: CAS top 1 -> 2 won",
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(1): CAS top 0 -> 1 won (SeqCst)",
+            "ThreadId(2): thief 2 calls steal()",
+            "ThreadId(2): CAS top 1 -> 2 won (SeqCst)",
         ]));
         let read = steps[3].cas.as_ref().and_then(|cas| cas.read.clone());
         assert_eq!(
@@ -344,28 +395,67 @@ mod tests {
     #[test]
     fn a_cas_that_lost_lost_to_the_cas_that_won_the_same_index() {
         let steps = steps(&trace(&[
-            "ThreadId(1): thief 1 starts",
-            "ThreadId(1): steal: CAS top 0 -> 1 won",
-            "ThreadId(1): steal: CAS top 1 -> 2 won",
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(1): CAS top 0 -> 1 won (SeqCst)",
+            "ThreadId(1): CAS top 1 -> 2 won (SeqCst)",
             "ThreadId(0): owner calls pop()",
-            "ThreadId(0): pop: CAS top 0 -> 1 lost",
+            "ThreadId(0): CAS top 0 -> 1 lost, top = 2 (Relaxed)",
         ]));
         let cas = steps[4].cas.as_ref().expect("a CAS");
         assert!(!cas.won);
         assert_eq!(cas.lost_to, Some(2));
+        assert_eq!(
+            cas.read
+                .as_ref()
+                .map(|read| (read.value.as_str(), read.source)),
+            Some(("2", Source::Step(3)))
+        );
     }
 
     #[test]
     fn a_load_of_the_newest_store_names_it() {
         let steps = steps(&trace(&[
             "ThreadId(0): owner calls push(task 1)",
-            "ThreadId(0): push: store bottom := 1",
-            "ThreadId(1): thief 1 starts",
-            "ThreadId(1): steal: load bottom = 1",
+            "ThreadId(0): store bottom := 1 (Relaxed)",
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(1): load bottom = 1 (Acquire)",
         ]));
         assert_eq!(
             steps[3].read_from.as_deref(),
             Some("bottom = 1: written at step 2 (the newest)")
         );
+    }
+
+    #[test]
+    fn a_read_modify_write_reads_the_old_value_and_stores_the_new_one() {
+        let steps = steps(&trace(&[
+            "ThreadId(0): main calls push(task 1)",
+            "ThreadId(0): fetch_or slot.state 0 -> 1 (Release)",
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(1): load slot.state = 0 (Acquire)",
+            "ThreadId(1): swap hazard null -> @1 (SeqCst)",
+        ]));
+        let read = steps[3].read_from.as_deref().unwrap();
+        assert!(
+            read.contains("slot.state = 0: the initial value, STALE: step 2 had already stored 1"),
+            "{read}"
+        );
+        assert_eq!(
+            steps[4].read_from.as_deref(),
+            Some("hazard = null: the initial value, nothing stored yet")
+        );
+    }
+
+    #[test]
+    fn fences_and_slot_accesses_are_accesses_that_read_no_atomic() {
+        let steps = steps(&trace(&[
+            "ThreadId(0): owner calls pop()",
+            "ThreadId(0): fence (SeqCst)",
+            "ThreadId(0): read slot 3",
+        ]));
+        assert!(steps[1..]
+            .iter()
+            .all(|step| !step.is_note && step.reads.is_empty()));
+        assert_eq!(steps[2].thread, "owner");
     }
 }

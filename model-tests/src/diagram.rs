@@ -2,10 +2,11 @@
 //! the failing interleaving.
 //!
 //! One lane per thread (owner, thief 1, ...), time going down, one row per
-//! step of the deque's event log, numbered as the lab's text trace numbers
-//! them. Each operation is a box from its call to its return. Each load of
-//! `top` or `bottom` (and each CAS that won, which read `top` too) shows the
-//! value it read, with an arrow from the store it read; a STALE load is red,
+//! step of the event log (every access of a named atomic, with its
+//! ordering, and of a slot), numbered as the lab's text trace numbers them.
+//! Each operation is a box from its call to its return. Each read of an
+//! atomic (a load, a CAS, a read-modify-write) shows the value it read,
+//! with an arrow from the store it read; a STALE load is red,
 //! with a dashed red link from the newer store it missed. A CAS is marked
 //! WON or LOST, a lost one with a dotted link to the CAS it lost to. The
 //! steps the verdict is about are marked, and the verdict is at the bottom.
@@ -129,9 +130,9 @@ impl Row {
 }
 
 /// The label a step gets in the picture: an operation's call (`pop()`), its
-/// return (`returns Some(task 2)`), or the access without the operation's
-/// name (`load bottom = 2`), a CAS without its outcome (`CAS top 0 -> 1`,
-/// which gets a WON or LOST badge).
+/// return (`returns Some(task 2)`), or the access as the log has it
+/// (`load bottom = 2 (Acquire)`), a CAS without its outcome
+/// (`CAS top 0 -> 1 (SeqCst)`, which gets a WON or LOST badge).
 pub fn label(step: &Step) -> String {
     if step.is_note {
         let rest = step.event.strip_prefix(&step.thread).unwrap_or(&step.event);
@@ -144,15 +145,15 @@ pub fn label(step: &Step) -> String {
         }
         return rest.to_string();
     }
-    let event = match step.event.split_once(": ") {
-        Some(("push" | "pop" | "steal" | "fifo pop", rest)) => rest,
-        _ => step.event.as_str(),
-    };
-    let event = event
-        .strip_suffix(" won")
-        .or_else(|| event.strip_suffix(" lost, retrying"))
-        .or_else(|| event.strip_suffix(" lost"))
-        .unwrap_or(event);
+    // A CAS without its outcome, which the badge shows (and, for one that
+    // lost, the value it found, which the line under it shows).
+    let event = step.event.as_str();
+    if let Some(at) = event.find(" won (") {
+        return format!("{}{}", &event[..at], &event[at + " won".len()..]);
+    }
+    if let (Some(at), Some(ordering)) = (event.find(" lost, "), event.rfind(" (")) {
+        return format!("{}{}", &event[..at], &event[ordering..]);
+    }
     event.to_string()
 }
 
@@ -210,7 +211,7 @@ fn read_lines(step: &Step, lane_of: impl Fn(usize) -> usize, lane: usize) -> Vec
         ));
     }
     for read in &reads {
-        if let Some(missed) = read.missed {
+        if let Some(missed) = &read.missed {
             lines.push((
                 format!(
                     "STALE: step {} had already stored {} := {}",
@@ -224,10 +225,10 @@ fn read_lines(step: &Step, lane_of: impl Fn(usize) -> usize, lane: usize) -> Vec
         if !cas.won {
             let why = match cas.lost_to {
                 Some(step) => format!(
-                    "lost: top was no longer {}, step {step} moved it",
-                    cas.expected
+                    "lost: {} was no longer {}, step {step} moved it",
+                    cas.variable, cas.expected
                 ),
-                None => format!("lost: top was no longer {}", cas.expected),
+                None => format!("lost: {} was no longer {}", cas.variable, cas.expected),
             };
             lines.push((why, Tone::Lost));
         }
@@ -725,7 +726,7 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
                     label: None,
                 });
             }
-            if let Some(missed) = read.missed {
+            if let Some(missed) = &read.missed {
                 links.push(Link {
                     from: missed.step - 1,
                     to,
@@ -859,7 +860,7 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
             LINK,
             "arrow-link",
             None,
-            "a load (or a CAS that won) read the store this arrow starts at, made by another thread",
+            "a load (a CAS, a read-modify-write) read the store this arrow starts at, made by another thread",
         ),
         (
             OWN_LINK,
@@ -877,7 +878,7 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
             LOST,
             "arrow-lost",
             Some("2 3"),
-            "a CAS that lost, from the CAS that won the same index (or the store that moved top)",
+            "a CAS that lost, from the CAS that won with the same expected value (or the newest store)",
         ),
     ];
     for (colour, marker_id, dash, meaning) in legend {
@@ -903,14 +904,14 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
             .set("rx", 4),
     );
     footer = footer.add(text(
-        "framed in red: the steps the verdict is about; WON and LOST: which CAS on top succeeded",
+        "framed in red: the steps the verdict is about; WON and LOST: which CAS succeeded",
         MARGIN + 62.0,
         y,
         12.0,
         INK,
     ));
     y += 20.0;
-    let rule = "How the links are found: the deque logs the value of each access, not which store a load \
+    let rule = "How the links are found: the atomics log the value of each access, not which store a load \
                 read. loom runs one thread at a time and each access is logged as it happens, so the log \
                 is in execution order; the lab takes a load to have read the last store of that value to \
                 that variable before it in the log (or the initial value, if none), and calls it STALE \

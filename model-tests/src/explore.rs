@@ -112,6 +112,9 @@ pub fn with_loom(scenario: &on_loom::scenarios::Scenario, mutant: Option<Mutant>
                 counter.fetch_add(1, Ordering::Relaxed);
                 ledger::reset();
                 evidence::set_tracing(tracing);
+                // Each execution starts with an empty log, recording only
+                // if tracing (the scenario's handles turn it on).
+                chase_lev_loom_mutants::set_event_log(false);
                 body(mutant);
             })
         },

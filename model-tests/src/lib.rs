@@ -25,7 +25,7 @@ pub mod table;
 pub use chase_lev_loom_mutants::Mutant;
 
 /// Whether the mutant called `name` weakens the Injector (`injector-…`):
-/// only the injector's scenarios run its code, and it records no event log.
+/// only the injector's scenarios run its code.
 pub fn is_injector_mutant(name: &str) -> bool {
     name.starts_with("injector-")
 }

@@ -945,20 +945,34 @@ struct Queue {
 
 impl Queue {
     fn new(mutant: Option<Mutant>) -> Queue {
-        Queue {
-            name: "main",
-            injector: Arc::new(Injector::new_mutant(mutant)),
-            known_pushed_before: std::cell::Cell::new(ledger::now()),
-        }
+        Queue::main(Injector::new_mutant(mutant))
     }
 
     /// A queue whose operations call `hook` at their pause points.
     fn pausing(mutant: Option<Mutant>, hook: PauseHook) -> Queue {
+        Queue::main(Injector::new_pausing(mutant, hook))
+    }
+
+    fn main(injector: Injector<Task>) -> Queue {
+        if evidence::tracing() {
+            injector.enable_trace();
+        }
         Queue {
             name: "main",
-            injector: Arc::new(Injector::new_pausing(mutant, hook)),
+            injector: Arc::new(injector),
             known_pushed_before: std::cell::Cell::new(ledger::now()),
         }
+    }
+
+    fn note(&self, note: impl FnOnce() -> String) {
+        if evidence::tracing() {
+            self.injector.trace_note(note());
+        }
+    }
+
+    /// The event log so far.
+    fn trace(&self) -> Vec<String> {
+        self.injector.take_trace()
     }
 
     fn handle(&self, name: &'static str) -> Queue {
@@ -970,8 +984,10 @@ impl Queue {
     }
 
     fn push(&self, id: u64) {
+        self.note(|| format!("{} calls push(task {id})", self.name));
         self.injector.push(Task(id));
         ledger::pushed(id);
+        self.note(|| format!("{}'s push returns", self.name));
         if self.name == "main" {
             self.known_pushed_before.set(ledger::now());
         }
@@ -982,40 +998,54 @@ impl Queue {
     }
 
     fn steal(&self) -> bool {
+        self.note(|| format!("{} calls steal()", self.name));
         let operation = self.begin("steal");
         match self.injector.steal() {
             Steal::Success(task) => {
+                self.note(|| format!("{}'s steal returns Success({task:?})", self.name));
                 ledger::took(&operation, task);
                 true
             }
             Steal::Empty => {
+                self.note(|| format!("{}'s steal returns Empty", self.name));
                 ledger::returned_empty(operation);
                 false
             }
-            Steal::Retry => false,
+            Steal::Retry => {
+                self.note(|| format!("{}'s steal returns Retry", self.name));
+                false
+            }
         }
     }
 
     fn steal_batch(&self, mutant: Option<Mutant>, fifo: bool) {
         let destination = Worker::new_mutant(fifo, 4, false, mutant);
+        self.note(|| format!("{} calls steal_batch()", self.name));
         let operation = self.begin("steal_batch");
-        if self.injector.steal_batch(&destination) == Steal::Empty {
+        let result = self.injector.steal_batch(&destination);
+        self.note(|| format!("{}'s steal_batch returns {result:?}", self.name));
+        if result == Steal::Empty {
             ledger::returned_empty(operation.clone());
         }
         while let Some(task) = destination.pop() {
+            self.note(|| format!("{} finds {task:?} in its own worker", self.name));
             ledger::took(&operation, task);
         }
     }
 
     fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
         let destination = Worker::new_mutant(fifo, 4, false, mutant);
+        self.note(|| format!("{} calls steal_batch_and_pop()", self.name));
         let operation = self.begin("steal_batch_and_pop");
-        match self.injector.steal_batch_and_pop(&destination) {
+        let result = self.injector.steal_batch_and_pop(&destination);
+        self.note(|| format!("{}'s steal_batch_and_pop returns {result:?}", self.name));
+        match result {
             Steal::Success(task) => ledger::took(&operation, task),
             Steal::Empty => ledger::returned_empty(operation.clone()),
             Steal::Retry => {}
         }
         while let Some(task) = destination.pop() {
+            self.note(|| format!("{} finds {task:?} in its own worker", self.name));
             ledger::took(&operation, task);
         }
     }
@@ -1030,8 +1060,9 @@ impl Queue {
         for thread in threads {
             thread.join().unwrap();
         }
+        let trace = self.trace();
         drop(self);
-        conclude(Vec::new());
+        conclude(trace);
     }
 }
 
@@ -1106,9 +1137,10 @@ fn injector_dropped_with_tasks_in_two_blocks_while_a_thief_steals(mutant: Option
         thief.steal();
     });
     main.steal();
+    let trace = main.trace();
     drop(main);
     thief.join().unwrap();
-    conclude(Vec::new());
+    conclude(trace);
 }
 
 /// A client's store-buffering handshake (a scheduler's "push, then look for
@@ -1136,7 +1168,7 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher(mutant: Option<Mutant
             .to_string();
         evidence::record_failure(Failure {
             violation: violation.clone(),
-            trace: Vec::new(),
+            trace: main.trace(),
             found_by_ledger: false,
         });
         panic!("violation: {violation}");
