@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use chase_lev_tests::harness::DequeUnderTest;
 use chase_lev_tests::history::{Flavor, Outcome, Task};
+use chase_lev_tests::scenario::Destination;
 
 /// The deliberate bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,7 +297,7 @@ impl<A: Atomics> DequeUnderTest for BrokenDeque<A> {
         worker.0.pop()
     }
 
-    fn destination(&self) -> Handle<A> {
+    fn destination(&self, _destination: Destination) -> Handle<A> {
         // Batches return their tasks directly; the destination is unused.
         self.with_ring(Flavor::Fifo, 1, false, 1)
     }
@@ -310,9 +311,11 @@ impl<A: Atomics> DequeUnderTest for BrokenDeque<A> {
         stealer: &Handle<A>,
         _destination: &Handle<A>,
         _victim: Flavor,
-        limit: usize,
+        limit: Option<usize>,
         _and_pop: bool,
     ) -> Outcome {
-        stealer.0.steal_batch(limit)
+        stealer
+            .0
+            .steal_batch(limit.unwrap_or(chase_lev::DEFAULT_BATCH_LIMIT))
     }
 }
