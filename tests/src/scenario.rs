@@ -54,8 +54,9 @@ pub enum Destination {
     /// `Worker::new_fifo()`: growable, with the default capacity.
     #[default]
     Fifo,
-    /// A worker of this flavour and capacity, made like the victim (the
-    /// bound of a bounded one; the initial capacity of a growable one).
+    /// A worker of this flavour and capacity (the bound of a bounded one,
+    /// the initial capacity of a growable one), made with the public
+    /// constructors and never with a mutant.
     Worker {
         /// Which end its owner pops from.
         flavor: Flavor,
