@@ -2,7 +2,9 @@
 """Writes the committed seed corpus: fuzz/corpus/<target>/seed-<name>.
 
 Each seed is a scenario written out by hand (below), encoded the way the
-`arbitrary` crate (1.x) decodes the targets' input types, so that the seeds
+targets decode their input (`ops` with the `arbitrary` crate's derives;
+`schedule` with `schedule::decode`, whose documentation gives its layout,
+built on the same primitives), so that the seeds
 say what they exercise instead of being opaque fuzzer output. `cargo test`
 in fuzz/ replays them (tests/replay_seeds.rs), and `cargo fuzz fmt <target>
 <file>` prints one decoded. Rerun this script when an input type changes.
@@ -183,55 +185,92 @@ OPS_SEEDS = {
     ]),
 }
 
-# schedule: chase_lev_fuzz::schedule::ScheduleInput
-OWNER_STEPS = ["Push", "Pop"]
-THIEF_STEPS = ["Steal", "StealBatch", "StealBatchAndPop"]
+# schedule: chase_lev_fuzz::schedule::ScheduleInput, a scenario of the tests
+# package's language (chase_lev_tests::scenario) read by schedule::decode
+# with schedule::SHAPE, then the scheduling choices.
+MOST_OWNER_ACTIONS = 12
+MOST_THIEF_ACTIONS = 4
+THIEF_ACTIONS = ["Steal", "StealBatch", "StealBatchAndPop"]
 
 
-def owner_step(name):
-    return variant(OWNER_STEPS.index(name), len(OWNER_STEPS))
+def bounded_list(elements, most):
+    # Like collection(), but a list that reaches its most elements has no end byte.
+    assert len(elements) <= most
+    encoded = b"".join(b"\x01" + element for element in elements)
+    return encoded if len(elements) == most else encoded + b"\x00"
 
 
-def thief_step(name, limit=None):
-    encoded = variant(THIEF_STEPS.index(name), len(THIEF_STEPS))
+def owner_action(name):
+    return byte(["Push", "Pop"].index(name))
+
+
+def thief_action(name, limit=None):
+    encoded = byte(THIEF_ACTIONS.index(name))
     return encoded if name == "Steal" else encoded + option_byte(limit)
 
 
-def thief(fifo, bounded, capacity, steps):
-    return boolean(fifo) + boolean(bounded) + byte(capacity) + collection(steps)
+def destination(fifo, bounded, capacity):
+    return boolean(fifo) + boolean(bounded) + byte(capacity - 1)
 
 
-def schedule_input(fifo, bounded, capacity, prefill, owner, thieves, choices):
-    # capacity is read as 1 + capacity % 8, a destination's as 1 + capacity % 4.
+def round_(owner, thieves):
+    # thieves: one list of actions per thief
+    return bounded_list(owner, MOST_OWNER_ACTIONS) + b"".join(
+        bounded_list(actions, MOST_THIEF_ACTIONS) for actions in thieves)
+
+
+def schedule_input(fifo, bounded, capacity, initial_tasks, destinations, rounds, choices):
+    # capacity is read as 1 + byte % 8, a destination's as 1 + byte % 4, the
+    # thieves (one destination each) as 1 + byte % 2, the rounds as 1 + byte % 2.
+    assert 1 <= capacity <= 8 and initial_tasks <= 8
+    assert 1 <= len(destinations) <= 2 and 1 <= len(rounds) <= 2
     return (
-        boolean(fifo) + boolean(bounded) + byte(capacity - 1) + byte(prefill)
-        + collection(owner) + collection(thieves) + bytes(choices)
+        boolean(fifo) + boolean(bounded) + byte(capacity - 1) + byte(initial_tasks)
+        + byte(len(destinations) - 1) + b"".join(destinations)
+        + byte(len(rounds) - 1) + b"".join(rounds) + bytes(choices)
     )
 
+
+GROWABLE_LIFO_1 = destination(False, False, 1)
 
 # Choices: at each point where more than one thread can run, the next byte
 # picks one (modulo how many); after the last byte nobody is preempted.
 ALTERNATE = [0, 1] * 24
 SCHEDULE_SEEDS = {
     # The owner pops the last task while a thief steals it.
-    "last-task-race": schedule_input(False, False, 1, 1, [owner_step("Pop")],
-        [thief(False, False, 0, [thief_step("Steal")])], [1, 0, 1, 0, 0, 1, 1, 0]),
+    "last-task-race": schedule_input(False, False, 1, 1, [GROWABLE_LIFO_1],
+        [round_([owner_action("Pop")], [[thief_action("Steal")]])], [1, 0, 1, 0, 0, 1, 1, 0]),
     # The owner grows the buffer while a thief holds the old one.
-    "grow-while-stealing": schedule_input(False, False, 1, 1, [owner_step("Push")] * 5,
-        [thief(False, False, 0, [thief_step("Steal"), thief_step("StealBatchAndPop", 3)])], ALTERNATE),
+    "grow-while-stealing": schedule_input(False, False, 1, 1, [GROWABLE_LIFO_1],
+        [round_([owner_action("Push")] * 5, [[thief_action("Steal"), thief_action("StealBatchAndPop", 3)]])],
+        ALTERNATE),
     # A FIFO owner's pops race a batch claim of the oldest half.
-    "fifo-batch-against-pops": schedule_input(True, False, 8, 6, [owner_step("Pop"), owner_step("Pop"), owner_step("Push")],
-        [thief(True, False, 2, [thief_step("StealBatch"), thief_step("Steal")])], [1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0] * 3),
-    # Two thieves and a bounded owner at its bound; one batch goes into a
-    # bounded destination of one slot.
-    "two-thieves-bounded": schedule_input(False, True, 2, 2, [owner_step("Pop"), owner_step("Push"), owner_step("Push")],
-        [thief(False, False, 0, [thief_step("Steal"), thief_step("Steal")]),
-         thief(True, True, 0, [thief_step("StealBatchAndPop", 2), thief_step("StealBatch", 1)])],
+    "fifo-batch-against-pops": schedule_input(True, False, 8, 6, [destination(True, False, 3)],
+        [round_([owner_action("Pop"), owner_action("Pop"), owner_action("Push")],
+                [[thief_action("StealBatch"), thief_action("Steal")]])],
+        [1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0] * 3),
+    # Two thieves and a bounded owner at its bound; one thief's batches go
+    # into a bounded FIFO destination of one slot.
+    "two-thieves-bounded": schedule_input(False, True, 2, 2, [GROWABLE_LIFO_1, destination(True, True, 1)],
+        [round_([owner_action("Pop"), owner_action("Push"), owner_action("Push")],
+                [[thief_action("Steal"), thief_action("Steal")],
+                 [thief_action("StealBatchAndPop", 2), thief_action("StealBatch", 1)]])],
         [2, 1, 0, 2, 1, 1, 0, 0, 2, 2, 1, 0] * 3),
     # The owner drains a grown buffer (shrinking it) while a thief steals.
-    "shrink-while-stealing": schedule_input(False, False, 1, 8, [owner_step("Pop")] * 8,
-        [thief(False, False, 3, [thief_step("Steal"), thief_step("StealBatch", 2), thief_step("Steal")])],
+    "shrink-while-stealing": schedule_input(False, False, 1, 8, [destination(False, False, 4)],
+        [round_([owner_action("Pop")] * 8,
+                [[thief_action("Steal"), thief_action("StealBatch", 2), thief_action("Steal")]])],
         [0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1] * 4),
+    # Two rounds: the owner grows the buffer while one thief steals, then
+    # (after the join) shrinks it while two thieves batch into LIFO
+    # destinations.
+    "grow-then-shrink-over-two-rounds": schedule_input(False, False, 1, 2,
+        [destination(False, False, 2), destination(False, True, 2)],
+        [round_([owner_action("Push")] * 10, [[thief_action("Steal")] * 2, []]),
+         round_([owner_action("Pop")] * 10,
+                [[thief_action("StealBatch", None), thief_action("Steal")],
+                 [thief_action("StealBatchAndPop", 2), thief_action("StealBatch", 1)]])],
+        [0, 1, 0, 0, 2, 1, 1, 0, 2, 0] * 5),
 }
 
 

@@ -8,7 +8,8 @@
 //!   sequence of operations and compares every result with [`model`], a
 //!   `VecDeque` per deque; [`drop_log`] checks that every task is dropped
 //!   exactly once, and when.
-//! - [`schedule`]: a small concurrent scenario under shuttle, whose
+//! - [`schedule`]: a small concurrent scenario of the `tests` package's
+//!   scenario language, run by that package's harness under shuttle, whose
 //!   interleaving [`byte_scheduler`] takes from the fuzzer's bytes; the
 //!   oracles are the linearizability checker of the `tests` package and
 //!   the drop log (every task dropped exactly once).

@@ -1,6 +1,12 @@
-//! The `schedule` harness: a small concurrent scenario (one owner, one or two
-//! thieves) run under shuttle, with the interleaving chosen by the fuzzer's
-//! bytes through [`ByteScheduler`].
+//! The `schedule` harness: a small concurrent scenario under shuttle, with
+//! the interleaving chosen by the fuzzer's bytes through [`ByteScheduler`].
+//!
+//! The scenario is one of the `tests` package's
+//! ([`chase_lev_tests::scenario`]: an owner's prefill, one or two concurrent
+//! rounds of the owner and one or two thieves, the owner's final drain), and
+//! it runs through that package's harness ([`run_scenario`] on
+//! [`ShuttleThreads`]), which records the history; only the decoding of the
+//! bytes ([`decode`]) and the drop-log oracle are this crate's.
 //!
 //! The deque is `chase_lev_shuttle`, the deque's own source compiled with
 //! shuttle's atomics, built with `Worker::new_mutant(.., None)`: the correct
@@ -11,47 +17,43 @@
 //!
 //! Two oracles:
 //! - linearizability: the history of the victim deque (every call, what it
-//!   answered, and phases: the prefill, then the concurrent part, then the
-//!   owner's final drain) must pass `chase_lev_tests::check`, the checker of
-//!   the `tests` package, against the sequential deque;
+//!   answered, and phases separated by spawn and join) must pass
+//!   `chase_lev_tests::check`, the checker of the `tests` package, against
+//!   the sequential deque;
 //! - exactly once: every task made is dropped exactly once, per the
-//!   [`drop_log`] (a task is dropped by whoever took it, by the owner when
-//!   `try_push` hands it back, or when a destination worker is drained).
-//!   The tasks own heap memory, so a task taken twice is also a double free
-//!   for AddressSanitizer.
+//!   [`drop_log`]. The deque holds [`BoxedTask`]s, which own heap memory,
+//!   so a task taken twice is also a double free for AddressSanitizer; the
+//!   harness drops a task as soon as it has read its id (whoever took it,
+//!   the owner when `try_push` hands it back, the thief when it drains its
+//!   destination after a batch).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use arbitrary::{Arbitrary, Unstructured};
-use chase_lev_shuttle::{Steal, Stealer, Worker};
-use chase_lev_tests::history::{
-    Flavor, History, Operation, Outcome, Phase, Specification, ThreadLog,
-};
+use chase_lev_tests::harness::{run_scenario, ShuttleThreads, TaskValue};
+use chase_lev_tests::history::{Flavor, History, Operation, Task};
+use chase_lev_tests::scenario::{Destination, OwnerAction, Round, Scenario, Shape, ThiefAction};
 use shuttle::{Config, Runner};
 
 use crate::byte_scheduler::ByteScheduler;
 use crate::drop_log;
-use crate::model::DEFAULT_BATCH_LIMIT;
 use crate::tracked_task::{BoxedTask, TrackedTask};
 
-/// Small numbers keep an execution short (so exec/s high) while still
-/// reaching a full bounded deque, a grow, a shrink and a batch.
-const MAX_CAPACITY: u8 = 8;
-const MAX_PREFILL: u8 = 8;
-const MAX_OWNER_STEPS: usize = 12;
-const MAX_THIEVES: usize = 2;
-const MAX_THIEF_STEPS: usize = 4;
-const MAX_DESTINATION_CAPACITY: u8 = 4;
-
-/// The phases of the history: each happens after the previous one (spawn
-/// and join separate them).
-const PREFILL: Phase = 0;
-const CONCURRENT: Phase = 1;
-const DRAIN: Phase = 2;
-
-/// A heap task: a task taken twice is also a double free.
-type Task = BoxedTask;
+/// The sizes of the scenarios [`decode`] makes. Small numbers keep an
+/// execution short (so exec/s high) while still reaching a full bounded
+/// deque, a grow, a shrink and a batch. `thieves` is the most thieves here
+/// (at least one runs); `pop_weight` is proptest's and unused.
+pub const SHAPE: Shape = Shape {
+    thieves: 2,
+    rounds: 2,
+    owner_actions: 12,
+    thief_actions: 4,
+    initial_tasks: 8,
+    capacity: 8,
+    pop_weight: 2,
+    destination_capacity: Some(4),
+};
 
 /// One fuzz input: the scenario, then the scheduling choices (all the
 /// bytes the scenario did not use).
@@ -63,7 +65,7 @@ pub struct ScheduleInput {
 
 impl<'a> Arbitrary<'a> for ScheduleInput {
     fn arbitrary(input: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
-        let scenario = Scenario::arbitrary(input)?;
+        let scenario = decode(SHAPE, input)?;
         let choices = input.bytes(input.len())?.to_vec();
         Ok(ScheduleInput { scenario, choices })
     }
@@ -73,368 +75,181 @@ impl<'a> Arbitrary<'a> for ScheduleInput {
     }
 }
 
-#[derive(Clone, Debug, Arbitrary)]
-pub struct Scenario {
-    pub fifo: bool,
-    pub bounded: bool,
-    /// Read as `1 + capacity % 8`.
-    pub capacity: u8,
-    /// Tasks pushed before the thieves start, read modulo 9.
-    pub prefill: u8,
-    pub owner: Vec<OwnerStep>,
-    /// At least one thief runs (with one `Steal` if none is given).
-    pub thieves: Vec<Thief>,
-}
-
-#[derive(Clone, Copy, Debug, Arbitrary)]
-pub enum OwnerStep {
-    /// `push`, or `try_push` on a bounded worker (a refused task is dropped).
-    Push,
-    Pop,
-}
-
-#[derive(Clone, Debug, Arbitrary)]
-pub struct Thief {
-    /// The worker that batch steals go into; only this thief uses it.
-    pub destination_fifo: bool,
-    pub destination_bounded: bool,
-    /// Read as `1 + capacity % 4`.
-    pub destination_capacity: u8,
-    pub steps: Vec<ThiefStep>,
-}
-
-#[derive(Clone, Copy, Debug, Arbitrary)]
-pub enum ThiefStep {
-    Steal,
-    /// `steal_batch`, or `steal_batch_with_limit(max(limit, 1))`.
-    StealBatch {
-        limit: Option<u8>,
-    },
-    StealBatchAndPop {
-        limit: Option<u8>,
-    },
-}
-
-impl Scenario {
-    /// The scenario with every number in range and every list cut to size.
-    fn normalised(&self) -> Scenario {
-        let mut thieves: Vec<Thief> = self.thieves.iter().take(MAX_THIEVES).cloned().collect();
-        if thieves.is_empty() {
-            thieves.push(Thief {
-                destination_fifo: false,
-                destination_bounded: false,
-                destination_capacity: 0,
-                steps: vec![ThiefStep::Steal],
+/// Reads a scenario of `shape` (sizes at most those of `shape`) from the
+/// fuzzer's bytes; `fuzz/make-seeds.py` writes them. Every input decodes:
+/// each number is a byte read modulo its range, and past the end of the
+/// input `arbitrary` reads zeros, which end every list.
+///
+/// In order: the victim's flavour (a bool: FIFO if odd), bounded (a bool),
+/// capacity (`1 + byte % shape.capacity`), initial tasks (`byte %
+/// (shape.initial_tasks + 1)`), thieves (`1 + byte % shape.thieves`); with
+/// `shape.destination_capacity`, each thief's destination (flavour, bounded,
+/// `1 + byte % most`); rounds (`1 + byte % shape.rounds`), and per round
+/// the owner's list, then each thief's. A list is, per element, a byte 0x01
+/// then the element, ended by a byte 0x00 or by reaching its most
+/// elements. An owner action is a byte (push if even, pop if odd); a thief
+/// action a byte (modulo 3: steal, batch, batch and pop), a batch's followed
+/// by its limit (`Option<u8>`: none, or at least 1).
+pub fn decode(shape: Shape, input: &mut Unstructured) -> arbitrary::Result<Scenario> {
+    let flavor = read_flavor(input)?;
+    let bounded = bool::arbitrary(input)?;
+    let capacity = 1 + modulo(input, shape.capacity)?;
+    let initial_tasks = modulo(input, shape.initial_tasks + 1)?;
+    let thieves = 1 + modulo(input, shape.thieves)?;
+    let mut destinations = Vec::new();
+    if let Some(most) = shape.destination_capacity {
+        for _ in 0..thieves {
+            destinations.push(Destination::Worker {
+                flavor: read_flavor(input)?,
+                bounded: bool::arbitrary(input)?,
+                capacity: 1 + modulo(input, most)?,
             });
         }
-        for thief in &mut thieves {
-            thief.destination_capacity = 1 + thief.destination_capacity % MAX_DESTINATION_CAPACITY;
-            thief.steps.truncate(MAX_THIEF_STEPS);
-        }
-        Scenario {
-            fifo: self.fifo,
-            bounded: self.bounded,
-            capacity: 1 + self.capacity % MAX_CAPACITY,
-            prefill: self.prefill % (MAX_PREFILL + 1),
-            owner: self.owner.iter().take(MAX_OWNER_STEPS).copied().collect(),
-            thieves,
-        }
     }
-
-    fn specification(&self) -> Specification {
-        Specification {
-            flavor: if self.fifo {
-                Flavor::Fifo
+    let mut rounds = Vec::new();
+    for _ in 0..1 + modulo(input, shape.rounds)? {
+        let owner = list(input, shape.owner_actions, |input| {
+            Ok(if bool::arbitrary(input)? {
+                OwnerAction::Pop
             } else {
-                Flavor::Lifo
-            },
-            bound: self.bounded.then_some(usize::from(self.capacity)),
-        }
+                OwnerAction::Push
+            })
+        })?;
+        let thieves = (0..thieves)
+            .map(|_| list(input, shape.thief_actions, thief_action))
+            .collect::<arbitrary::Result<_>>()?;
+        rounds.push(Round { owner, thieves });
     }
+    Ok(Scenario {
+        flavor,
+        bounded,
+        capacity,
+        initial_tasks,
+        rounds,
+        destinations,
+    })
 }
 
-/// What one execution produced.
-#[derive(Debug)]
-pub struct Execution {
-    /// Tasks 0, 1, ... were made (pushed or refused).
-    pub tasks_made: u64,
-    /// The victim deque's history.
-    pub history: History,
+fn read_flavor(input: &mut Unstructured) -> arbitrary::Result<Flavor> {
+    Ok(if bool::arbitrary(input)? {
+        Flavor::Fifo
+    } else {
+        Flavor::Lifo
+    })
+}
+
+/// A byte modulo `range` (at least 1).
+fn modulo(input: &mut Unstructured, range: usize) -> arbitrary::Result<usize> {
+    Ok(usize::from(u8::arbitrary(input)?) % range.max(1))
+}
+
+fn list<T>(
+    input: &mut Unstructured,
+    most: usize,
+    mut element: impl FnMut(&mut Unstructured) -> arbitrary::Result<T>,
+) -> arbitrary::Result<Vec<T>> {
+    let mut list = Vec::new();
+    while list.len() < most && bool::arbitrary(input)? {
+        list.push(element(input)?);
+    }
+    Ok(list)
+}
+
+fn thief_action(input: &mut Unstructured) -> arbitrary::Result<ThiefAction> {
+    let kind = modulo(input, 3)?;
+    if kind == 0 {
+        return Ok(ThiefAction::Steal);
+    }
+    let limit = Option::<u8>::arbitrary(input)?.map(|limit| usize::from(limit).max(1));
+    Ok(if kind == 1 {
+        ThiefAction::StealBatch { limit }
+    } else {
+        ThiefAction::StealBatchAndPop { limit }
+    })
+}
+
+/// The deque under test: `chase_lev_shuttle`, correct, holding heap tasks.
+#[derive(Clone, Copy, Debug)]
+struct Shuttled;
+
+chase_lev_tests::deque_under_test!(
+    Shuttled,
+    chase_lev_shuttle,
+    task = BoxedTask,
+    |_this, fifo, capacity, bounded| {
+        chase_lev_shuttle::Worker::new_mutant(fifo, capacity, bounded, None)
+    }
+);
+
+impl TaskValue for BoxedTask {
+    fn from_id(id: Task) -> Self {
+        BoxedTask::new(id)
+    }
+
+    /// Reads the id and drops the task (which the drop log records).
+    fn into_id(self) -> Task {
+        self.id().expect("boxed tasks have ids")
+    }
 }
 
 /// Runs one input; panics if an oracle fails.
 pub fn run(input: &ScheduleInput) {
     let _owner_of_the_drop_log = drop_log::start_input();
-    let execution = execute(input);
-    let scenario = input.scenario.normalised();
-    check_exactly_once(execution.tasks_made, &scenario);
-    check_linearizable(&execution.history, &scenario);
+    let history = execute(input);
+    check_exactly_once(&history, &input.scenario);
+    check_linearizable(&history, &input.scenario);
 }
 
-/// Runs the input's scenario once under its schedule, without the oracles.
-/// The caller owns the drop log.
-pub fn execute(input: &ScheduleInput) -> Execution {
-    let scenario = input.scenario.normalised();
+/// Runs the input's scenario once under its schedule, without the oracles,
+/// and returns the history. The caller owns the drop log.
+pub fn execute(input: &ScheduleInput) -> History {
     let result = Arc::new(Mutex::new(None));
     let mut config = Config::new();
     // Shuttle warns once per process that its atomics are sequentially
     // consistent; that is known (see the module documentation).
     config.silence_warnings = true;
     let runner = Runner::new(ByteScheduler::new(input.choices.clone()), config);
-    let slot = Arc::clone(&result);
-    let for_execution = scenario.clone();
+    let (slot, scenario) = (Arc::clone(&result), input.scenario.clone());
+    // Every handle of every deque is dropped inside the execution (shuttle's
+    // atomics only work there): `run_scenario` owns them all.
     let executions = runner.run(move || {
-        let execution = run_scenario(&for_execution);
-        *slot.lock().unwrap() = Some(execution);
+        let history = run_scenario(&Shuttled, &ShuttleThreads, &scenario);
+        *slot.lock().unwrap() = Some(history);
     });
     assert_eq!(
         executions, 1,
         "the byte scheduler runs exactly one execution"
     );
-    let execution = result
+    let history = result
         .lock()
         .unwrap()
         .take()
         .expect("the execution finished");
-    execution
+    history
 }
 
-/// The scenario itself, inside a shuttle execution. Every handle of every
-/// deque is dropped before it returns: shuttle's atomics only work inside.
-fn run_scenario(scenario: &Scenario) -> Execution {
-    let worker = Worker::<Task>::new_mutant(
-        scenario.fifo,
-        scenario.capacity.into(),
-        scenario.bounded,
-        None,
-    );
-    let mut owner_log = ThreadLog::new();
-    let mut tasks_made = 0u64;
-    let mut push = |log: &mut ThreadLog, phase: Phase| {
-        let id = tasks_made;
-        tasks_made += 1;
-        if scenario.bounded {
-            let outcome = match worker.try_push(Task::new(id)) {
-                Ok(()) => Outcome::Pushed,
-                Err(task) => {
-                    assert_eq!(task.id(), Some(id), "try_push handed back another task");
-                    Outcome::Full
-                }
-            };
-            log.record(phase, Operation::TryPush(id), outcome);
-        } else {
-            worker.push(Task::new(id));
-            log.record(phase, Operation::Push(id), Outcome::Pushed);
-        }
-    };
-    for _ in 0..scenario.prefill {
-        push(&mut owner_log, PREFILL);
-    }
-    let thieves: Vec<_> = scenario
-        .thieves
-        .iter()
-        .map(|thief| {
-            let stealer = worker.stealer();
-            let thief = thief.clone();
-            shuttle::thread::spawn(move || run_thief(&stealer, &thief))
-        })
-        .collect();
-    for step in &scenario.owner {
-        match step {
-            OwnerStep::Push => push(&mut owner_log, CONCURRENT),
-            OwnerStep::Pop => {
-                let popped = worker
-                    .pop()
-                    .map(|task| task.id().expect("boxed tasks have ids"));
-                owner_log.record(CONCURRENT, Operation::Pop, Outcome::Popped(popped));
-            }
-        }
-    }
-    let mut logs = Vec::new();
-    for (handle, thief) in thieves.into_iter().zip(&scenario.thieves) {
-        let (log, batches, destination) = handle.join().expect("a thief panicked");
-        logs.push(fill_in_batches(
-            log,
-            &batches,
-            &destination,
-            scenario.fifo,
-            thief.destination_fifo,
-        ));
-    }
-    // The drain: the checker then also sees what was left, in order.
-    loop {
-        let popped = worker
-            .pop()
-            .map(|task| task.id().expect("boxed tasks have ids"));
-        owner_log.record(DRAIN, Operation::Pop, Outcome::Popped(popped));
-        if popped.is_none() {
-            break;
-        }
-    }
-    drop(worker);
-    logs.insert(0, owner_log);
-    Execution {
-        tasks_made,
-        history: History::new(scenario.specification(), logs),
-    }
-}
-
-/// Where one successful batch put its tasks in the thief's destination:
-/// the log entry to complete and the range of destination positions.
-struct Batch {
-    entry: usize,
-    positions: std::ops::Range<usize>,
-}
-
-/// One thief's steps. Returns its log (batch entries not yet complete), its
-/// batches, and its destination worker. Nobody else touches the destination
-/// and the thief never pops it, so it only grows at its bottom, and the
-/// tasks a batch moved are the positions between its length before and
-/// after.
-fn run_thief(stealer: &Stealer<Task>, thief: &Thief) -> (ThreadLog, Vec<Batch>, Worker<Task>) {
-    let destination = Worker::<Task>::new_mutant(
-        thief.destination_fifo,
-        thief.destination_capacity.into(),
-        thief.destination_bounded,
-        None,
-    );
-    let bound = thief
-        .destination_bounded
-        .then_some(usize::from(thief.destination_capacity));
-    let mut log = ThreadLog::new();
-    let mut batches = Vec::new();
-    for step in &thief.steps {
-        let (limit, and_pop) = match *step {
-            ThiefStep::Steal => {
-                let outcome = match stealer.steal() {
-                    Steal::Success(task) => {
-                        Outcome::Stolen(vec![task.id().expect("boxed tasks have ids")])
-                    }
-                    Steal::Empty => Outcome::Empty,
-                    Steal::Retry => Outcome::Retry,
-                };
-                log.record(CONCURRENT, Operation::Steal, outcome);
-                continue;
-            }
-            ThiefStep::StealBatch { limit } => (limit, false),
-            ThiefStep::StealBatchAndPop { limit } => (limit, true),
-        };
-        let before = destination.len();
-        if !and_pop && Some(before) == bound {
-            // A batch into a full bounded destination answers `Empty` with
-            // tasks in the victim: documented, but not a property of the
-            // victim alone, which is what the history describes.
-            continue;
-        }
-        let limit_used = limit.map_or(DEFAULT_BATCH_LIMIT, |limit| usize::from(limit).max(1));
-        let result: Steal<Option<Task>> = match (and_pop, limit) {
-            (false, None) => as_kept(stealer.steal_batch(&destination)),
-            (false, Some(_)) => as_kept(stealer.steal_batch_with_limit(&destination, limit_used)),
-            (true, None) => as_popped(stealer.steal_batch_and_pop(&destination)),
-            (true, Some(_)) => {
-                as_popped(stealer.steal_batch_with_limit_and_pop(&destination, limit_used))
-            }
-        };
-        let outcome = match result {
-            Steal::Success(kept) => {
-                batches.push(Batch {
-                    entry: log.entries.len(),
-                    positions: before..destination.len(),
-                });
-                Outcome::Stolen(
-                    kept.map(|task| task.id().expect("boxed tasks have ids"))
-                        .into_iter()
-                        .collect(),
-                )
-            }
-            Steal::Empty => Outcome::Empty,
-            Steal::Retry => Outcome::Retry,
-        };
-        log.record(
-            CONCURRENT,
-            Operation::StealBatch {
-                limit: limit_used,
-                and_pop,
-            },
-            outcome,
-        );
-    }
-    (log, batches, destination)
-}
-
-fn as_kept(result: Steal<()>) -> Steal<Option<Task>> {
-    match result {
-        Steal::Success(()) => Steal::Success(None),
-        Steal::Empty => Steal::Empty,
-        Steal::Retry => Steal::Retry,
-    }
-}
-
-fn as_popped(result: Steal<Task>) -> Steal<Option<Task>> {
-    match result {
-        Steal::Success(task) => Steal::Success(Some(task)),
-        Steal::Empty => Steal::Empty,
-        Steal::Retry => Steal::Retry,
-    }
-}
-
-/// Drains the thief's destination (oldest first) and completes each batch
-/// entry with the tasks it moved, all in the order they were claimed.
-/// `victim_fifo` and `fifo` say which end the victim's and the destination's
-/// `pop` take: as in crossbeam-deque, a batch leaves the destination popping
-/// its tasks in the victim owner's pop order, so its positions hold them in
-/// claim order when both flavours agree and reversed when they differ, and
-/// the task `steal_batch_and_pop` returned is the newest of its batch from a
-/// LIFO victim.
-fn fill_in_batches(
-    mut log: ThreadLog,
-    batches: &[Batch],
-    destination: &Worker<Task>,
-    victim_fifo: bool,
-    fifo: bool,
-) -> ThreadLog {
-    let mut held = Vec::new();
-    while let Some(task) = destination.pop() {
-        held.push(task.id().expect("boxed tasks have ids"));
-    }
-    if !fifo {
-        // A LIFO worker popped its newest first.
-        held.reverse();
-    }
-    for batch in batches {
-        let mut moved = held
-            .get(batch.positions.clone())
-            .expect("the destination holds every moved task")
-            .to_vec();
-        if victim_fifo != fifo {
-            moved.reverse();
-        }
-        match &mut log.entries[batch.entry].outcome {
-            Outcome::Stolen(tasks) if victim_fifo => tasks.extend_from_slice(&moved),
-            Outcome::Stolen(tasks) => {
-                // The returned task, if any, was the last one claimed.
-                moved.append(tasks);
-                *tasks = moved;
-            }
-            other => unreachable!("a batch entry records Stolen, not {other:?}"),
-        }
-    }
-    log
-}
-
-/// Every task made was dropped exactly once, and no other was.
-fn check_exactly_once(tasks_made: u64, scenario: &Scenario) {
+/// Every task made (every push and `try_push` of the history) was dropped
+/// exactly once, and no other was.
+fn check_exactly_once(history: &History, scenario: &Scenario) {
     let mut drops: BTreeMap<u64, usize> = BTreeMap::new();
     for dropped in drop_log::take() {
         *drops
             .entry(dropped.expect("boxed tasks have ids"))
             .or_default() += 1;
     }
-    for id in 0..tasks_made {
+    let made = history
+        .threads
+        .iter()
+        .flat_map(|log| &log.entries)
+        .filter_map(|entry| match entry.operation {
+            Operation::Push(task) | Operation::TryPush(task) => Some(task),
+            _ => None,
+        });
+    for id in made {
         let count = drops.remove(&id).unwrap_or(0);
         assert_eq!(
             count, 1,
-            "task {id} was dropped {count} times, not once\n{scenario:#?}"
+            "task {id} was dropped {count} times, not once\n{scenario:#?}\nhistory:\n{history}"
         );
     }
     assert!(

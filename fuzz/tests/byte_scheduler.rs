@@ -2,28 +2,28 @@
 //! what libFuzzer needs to reproduce a crash and to learn from coverage.
 
 use chase_lev_fuzz::drop_log;
-use chase_lev_fuzz::schedule::{execute, OwnerStep, Scenario, ScheduleInput, Thief, ThiefStep};
+use chase_lev_fuzz::schedule::{execute, ScheduleInput};
+use chase_lev_tests::history::Flavor;
+use chase_lev_tests::scenario::{OwnerAction, Round, Scenario, ThiefAction};
 
 /// An owner that pushes and pops while a thief steals: a scenario with many
 /// interleavings and visibly different histories.
 fn racing_scenario() -> Scenario {
     Scenario {
-        fifo: false,
+        flavor: Flavor::Lifo,
         bounded: false,
-        capacity: 0,
-        prefill: 2,
-        owner: vec![
-            OwnerStep::Pop,
-            OwnerStep::Push,
-            OwnerStep::Pop,
-            OwnerStep::Pop,
-        ],
-        thieves: vec![Thief {
-            destination_fifo: false,
-            destination_bounded: false,
-            destination_capacity: 0,
-            steps: vec![ThiefStep::Steal, ThiefStep::Steal, ThiefStep::Steal],
+        capacity: 1,
+        initial_tasks: 2,
+        rounds: vec![Round {
+            owner: vec![
+                OwnerAction::Pop,
+                OwnerAction::Push,
+                OwnerAction::Pop,
+                OwnerAction::Pop,
+            ],
+            thieves: vec![vec![ThiefAction::Steal; 3]],
         }],
+        destinations: vec![],
     }
 }
 
@@ -33,7 +33,7 @@ fn history_for(choices: &[u8]) -> String {
         scenario: racing_scenario(),
         choices: choices.to_vec(),
     };
-    execute(&input).history.to_string()
+    execute(&input).to_string()
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn without_bytes_the_running_thread_is_never_preempted() {
     let history = history_for(&[]);
     assert!(
         history.contains(
-            "phase 1 thread 0: pop() -> Some(1); push(2) -> Ok; pop() -> Some(2); pop() -> Some(0)"
+            "phase 1 thread 0: pop() -> Some(2); push(3) -> Ok; pop() -> Some(3); pop() -> Some(1)"
         ),
         "{history}"
     );

@@ -2,17 +2,20 @@
 //!
 //! The harness is generic over the deque ([`DequeUnderTest`]: the real one,
 //! its shuttle or mutant builds, or a deliberately broken test deque) and
-//! over the threads ([`Threads`]: hardware threads, or shuttle's). It adds no
-//! synchronisation inside a phase: each thread writes its own log, which the
-//! harness collects when it joins the thread.
+//! over the threads ([`Threads`]: hardware threads, shuttle's under any
+//! scheduler, or loom's). It adds no synchronisation inside a phase: each
+//! thread writes its own log, which the harness collects when it joins the
+//! thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use crate::history::{Flavor, History, Operation, Outcome, Phase, Specification, Task, ThreadLog};
-use crate::scenario::{OwnerAction, Scenario, ThiefAction};
+use crate::scenario::{Destination, OwnerAction, Scenario, ThiefAction};
 
-/// A deque implementation the harness can drive. Tasks are `u64`.
+/// A deque implementation the harness can drive. Tasks are named by `u64`
+/// ids; what the deque stores for one is up to the implementation (see
+/// [`TaskValue`]).
 pub trait DequeUnderTest: Clone + Send + Sync + 'static {
     /// The owner's handle.
     type Worker: Send + 'static;
@@ -30,27 +33,50 @@ pub trait DequeUnderTest: Clone + Send + Sync + 'static {
     fn try_push(&self, worker: &Self::Worker, task: Task) -> Result<(), Task>;
     /// `pop`.
     fn pop(&self, worker: &Self::Worker) -> Option<Task>;
-    /// A thief's private deque for batch steals: growable and FIFO, so that
-    /// draining it gives the tasks in the order they were claimed.
-    fn destination(&self) -> Self::Worker;
+    /// A thief's private deque for batch steals, as `destination` says.
+    fn destination(&self, destination: Destination) -> Self::Worker;
     /// `steal`, as an outcome.
     fn steal(&self, stealer: &Self::Stealer) -> Outcome;
-    /// `steal_batch_with_limit` (or `..._and_pop`) into `destination`, which
-    /// is empty before, from a victim of flavour `victim`; the outcome lists
-    /// the tasks taken in claim order, oldest first (and empties the
+    /// `steal_batch_with_limit` (or `..._and_pop`; without a limit,
+    /// `steal_batch` or `steal_batch_and_pop`) into `destination`, which is
+    /// empty before, from a victim of flavour `victim`; the outcome lists the
+    /// tasks taken in claim order, oldest first (and empties the
     /// destination).
     fn steal_batch(
         &self,
         stealer: &Self::Stealer,
         destination: &Self::Worker,
         victim: Flavor,
-        limit: usize,
+        limit: Option<usize>,
         and_pop: bool,
     ) -> Outcome;
 }
 
+/// What a deque made by [`deque_under_test!`](crate::deque_under_test)
+/// stores for a task: the id itself (`u64`), or a value that carries it, for
+/// example one that owns heap memory and logs its drop (the fuzz target
+/// `schedule`). A value leaves the harness as soon as its id is read.
+pub trait TaskValue: Send + 'static {
+    /// The value for the task `id`.
+    fn from_id(id: Task) -> Self;
+    /// The id of the task this value is (consumes it).
+    fn into_id(self) -> Task;
+}
+
+impl TaskValue for Task {
+    fn from_id(id: Task) -> Self {
+        id
+    }
+
+    fn into_id(self) -> Task {
+        self
+    }
+}
+
 /// Implements [`DequeUnderTest`] for a crate with chase-lev's API (`chase_lev`
-/// itself, or one of its internal builds), given how to make a worker.
+/// itself, or one of its internal builds), given how to make a worker. The
+/// deque stores `u64` tasks, or, after `task = TYPE,`, values of a
+/// [`TaskValue`] type.
 ///
 /// For example, in a test that depends on the shuttle build:
 ///
@@ -64,9 +90,17 @@ pub trait DequeUnderTest: Clone + Send + Sync + 'static {
 #[macro_export]
 macro_rules! deque_under_test {
     ($family:ty, $krate:ident, |$this:ident, $fifo:ident, $capacity:ident, $bounded:ident| $make:expr) => {
+        $crate::deque_under_test!(
+            $family,
+            $krate,
+            task = u64,
+            |$this, $fifo, $capacity, $bounded| $make
+        );
+    };
+    ($family:ty, $krate:ident, task = $task:ty, |$this:ident, $fifo:ident, $capacity:ident, $bounded:ident| $make:expr) => {
         impl $crate::harness::DequeUnderTest for $family {
-            type Worker = $krate::Worker<u64>;
-            type Stealer = $krate::Stealer<u64>;
+            type Worker = $krate::Worker<$task>;
+            type Stealer = $krate::Stealer<$task>;
 
             fn worker(
                 &self,
@@ -84,24 +118,44 @@ macro_rules! deque_under_test {
             }
 
             fn push(&self, worker: &Self::Worker, task: u64) {
-                worker.push(task)
+                worker.push($crate::harness::TaskValue::from_id(task))
             }
 
             fn try_push(&self, worker: &Self::Worker, task: u64) -> Result<(), u64> {
-                worker.try_push(task)
+                worker
+                    .try_push($crate::harness::TaskValue::from_id(task))
+                    .map_err($crate::harness::TaskValue::into_id)
             }
 
             fn pop(&self, worker: &Self::Worker) -> Option<u64> {
-                worker.pop()
+                worker.pop().map($crate::harness::TaskValue::into_id)
             }
 
-            fn destination(&self) -> Self::Worker {
-                $krate::Worker::new_fifo()
+            fn destination(&self, destination: $crate::scenario::Destination) -> Self::Worker {
+                use $crate::history::Flavor;
+                use $crate::scenario::Destination;
+                match destination {
+                    Destination::Fifo => $krate::Worker::new_fifo(),
+                    Destination::Worker {
+                        flavor,
+                        bounded,
+                        capacity,
+                    } => match (flavor, bounded) {
+                        (Flavor::Lifo, false) => $krate::Worker::with_capacity(capacity),
+                        (Flavor::Fifo, false) => $krate::Worker::new_fifo_with_capacity(capacity),
+                        (Flavor::Lifo, true) => $krate::Worker::new_lifo_bounded(capacity),
+                        (Flavor::Fifo, true) => $krate::Worker::new_fifo_bounded(capacity),
+                    },
+                }
             }
 
             fn steal(&self, stealer: &Self::Stealer) -> $crate::history::Outcome {
                 match stealer.steal() {
-                    $krate::Steal::Success(task) => $crate::history::Outcome::Stolen(vec![task]),
+                    $krate::Steal::Success(task) => {
+                        $crate::history::Outcome::Stolen(vec![$crate::harness::TaskValue::into_id(
+                            task,
+                        )])
+                    }
                     $krate::Steal::Empty => $crate::history::Outcome::Empty,
                     $krate::Steal::Retry => $crate::history::Outcome::Retry,
                 }
@@ -112,24 +166,34 @@ macro_rules! deque_under_test {
                 stealer: &Self::Stealer,
                 destination: &Self::Worker,
                 victim: $crate::history::Flavor,
-                limit: usize,
+                limit: Option<usize>,
                 and_pop: bool,
             ) -> $crate::history::Outcome {
-                use $crate::harness::StealResult;
+                use $crate::harness::{StealResult, TaskValue};
                 let result = if and_pop {
-                    match stealer.steal_batch_with_limit_and_pop(destination, limit) {
-                        $krate::Steal::Success(task) => StealResult::Success(Some(task)),
+                    let stolen = match limit {
+                        Some(limit) => stealer.steal_batch_with_limit_and_pop(destination, limit),
+                        None => stealer.steal_batch_and_pop(destination),
+                    };
+                    match stolen {
+                        $krate::Steal::Success(task) => StealResult::Success(Some(task.into_id())),
                         $krate::Steal::Empty => StealResult::Empty,
                         $krate::Steal::Retry => StealResult::Retry,
                     }
                 } else {
-                    match stealer.steal_batch_with_limit(destination, limit) {
+                    let stolen = match limit {
+                        Some(limit) => stealer.steal_batch_with_limit(destination, limit),
+                        None => stealer.steal_batch(destination),
+                    };
+                    match stolen {
                         $krate::Steal::Success(()) => StealResult::Success(None),
                         $krate::Steal::Empty => StealResult::Empty,
                         $krate::Steal::Retry => StealResult::Retry,
                     }
                 };
-                $crate::harness::batch_outcome(result, victim, || destination.pop())
+                $crate::harness::batch_outcome(result, victim, || {
+                    destination.pop().map(TaskValue::into_id)
+                })
             }
         }
     };
@@ -149,8 +213,8 @@ pub enum StealResult {
 /// Turns a batch steal's result into an outcome in claim order. As in
 /// crossbeam-deque, a success's returned task (for `..._and_pop`) and then
 /// what `drain` pops from the destination come in the victim owner's pop
-/// order: oldest first from a FIFO victim, newest first from a LIFO one,
-/// which is reversed here.
+/// order, whichever flavour the destination is: oldest first from a FIFO
+/// victim, newest first from a LIFO one, which is reversed here.
 pub fn batch_outcome(
     result: StealResult,
     victim: Flavor,
@@ -189,6 +253,23 @@ pub type ThiefBody = Box<dyn FnOnce() -> ThreadLog + Send + 'static>;
 /// gate is the phase's start: it orders nothing inside the phase.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HardwareThreads;
+
+/// Shuttle's threads: shuttle's scheduler (random, PCT, replay, or the fuzz
+/// target's bytes) decides every interleaving. Only inside a shuttle
+/// execution.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ShuttleThreads;
+
+impl Threads for ShuttleThreads {
+    fn round(&self, owner: &mut dyn FnMut(), thieves: Vec<ThiefBody>) -> Vec<ThreadLog> {
+        let handles: Vec<_> = thieves.into_iter().map(shuttle::thread::spawn).collect();
+        owner();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a thief panicked"))
+            .collect()
+    }
+}
 
 /// A spinning barrier for one use.
 struct StartGate {
@@ -263,7 +344,10 @@ pub fn run_scenario<D: DequeUnderTest>(
         if scenario.bounded {
             let outcome = match deque.try_push(&worker, task) {
                 Ok(()) => Outcome::Pushed,
-                Err(_) => Outcome::Full,
+                Err(back) => {
+                    assert_eq!(back, task, "try_push handed back another task");
+                    Outcome::Full
+                }
             };
             *pushed += usize::from(outcome == Outcome::Pushed);
             log.record(phase, Operation::TryPush(task), outcome);
@@ -283,9 +367,15 @@ pub fn run_scenario<D: DequeUnderTest>(
             .thieves
             .iter()
             .zip(std::mem::take(&mut thief_logs))
-            .map(|(actions, log)| {
+            .enumerate()
+            .map(|(thief, (actions, log))| {
                 let stealer = deque.stealer(&worker);
-                thief_body(deque, stealer, scenario.flavor, actions.clone(), log, phase)
+                let thief = Thief {
+                    victim: scenario.flavor,
+                    destination: scenario.destination(thief),
+                    actions: actions.clone(),
+                };
+                thief_body(deque, stealer, thief, log, phase)
             })
             .collect();
         let mut owner = || {
@@ -316,11 +406,18 @@ pub fn run_scenario<D: DequeUnderTest>(
     History::new(specification, threads)
 }
 
+/// What one thief does in one round.
+struct Thief {
+    /// The victim's flavour.
+    victim: Flavor,
+    destination: Destination,
+    actions: Vec<ThiefAction>,
+}
+
 fn thief_body<D: DequeUnderTest>(
     deque: &D,
     stealer: D::Stealer,
-    victim: Flavor,
-    actions: Vec<ThiefAction>,
+    thief: Thief,
     mut log: ThreadLog,
     phase: Phase,
 ) -> ThiefBody {
@@ -328,35 +425,21 @@ fn thief_body<D: DequeUnderTest>(
     Box::new(move || {
         // Made on the first batch only: a model checker pays for every atomic.
         let mut destination = None;
-        for action in actions {
-            let (operation, outcome) = match action {
-                ThiefAction::Steal => (Operation::Steal, deque.steal(&stealer)),
-                ThiefAction::StealBatch { limit } => (
-                    Operation::StealBatch {
-                        limit,
-                        and_pop: false,
-                    },
-                    deque.steal_batch(
-                        &stealer,
-                        destination.get_or_insert_with(|| deque.destination()),
-                        victim,
-                        limit,
-                        false,
-                    ),
-                ),
-                ThiefAction::StealBatchAndPop { limit } => (
-                    Operation::StealBatch {
-                        limit,
-                        and_pop: true,
-                    },
-                    deque.steal_batch(
-                        &stealer,
-                        destination.get_or_insert_with(|| deque.destination()),
-                        victim,
-                        limit,
-                        true,
-                    ),
-                ),
+        for action in thief.actions {
+            let (limit, and_pop) = match action {
+                ThiefAction::Steal => {
+                    log.record(phase, Operation::Steal, deque.steal(&stealer));
+                    continue;
+                }
+                ThiefAction::StealBatch { limit } => (limit, false),
+                ThiefAction::StealBatchAndPop { limit } => (limit, true),
+            };
+            let destination =
+                destination.get_or_insert_with(|| deque.destination(thief.destination));
+            let outcome = deque.steal_batch(&stealer, destination, thief.victim, limit, and_pop);
+            let operation = Operation::StealBatch {
+                limit: limit.unwrap_or(chase_lev::DEFAULT_BATCH_LIMIT),
+                and_pop,
             };
             log.record(phase, operation, outcome);
         }
@@ -368,13 +451,12 @@ fn thief_body<D: DequeUnderTest>(
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ChaseLev;
 
-deque_under_test!(
-    ChaseLev,
-    chase_lev,
-    |_family, fifo, capacity, bounded| match (fifo, bounded) {
-        (false, false) => chase_lev::Worker::with_capacity(capacity),
-        (true, false) => chase_lev::Worker::new_fifo_with_capacity(capacity),
-        (false, true) => chase_lev::Worker::new_lifo_bounded(capacity),
-        (true, true) => chase_lev::Worker::new_fifo_bounded(capacity),
-    }
-);
+deque_under_test!(ChaseLev, chase_lev, |family, fifo, capacity, bounded| {
+    // The public constructors, which `destination` already chooses from.
+    let flavor = if fifo { Flavor::Fifo } else { Flavor::Lifo };
+    family.destination(Destination::Worker {
+        flavor,
+        bounded,
+        capacity,
+    })
+});

@@ -7,6 +7,12 @@
 //! and a last phase in which the owner pops until the deque is empty, so that
 //! a lost task shows up as a pop that found nothing while the model still
 //! holds it.
+//!
+//! The same language serves every driver: the proptest strategies below (the
+//! hardware-thread, shuttle and loom drivers of this package) and the byte
+//! decoder of the fuzz target `schedule` (`fuzz/src/schedule.rs`), which runs
+//! a scenario through the same [`harness`](crate::harness) with the fuzzer's
+//! bytes choosing the interleaving.
 
 use proptest::prelude::*;
 
@@ -26,15 +32,38 @@ pub enum OwnerAction {
 pub enum ThiefAction {
     /// One `steal()`.
     Steal,
-    /// One `steal_batch_with_limit` into the thief's own deque.
+    /// One `steal_batch_with_limit` into the thief's own deque, or
+    /// `steal_batch` without a limit.
     StealBatch {
-        /// The batch's limit.
-        limit: usize,
+        /// The batch's limit; `None` calls `steal_batch`, whose limit is
+        /// [`chase_lev::DEFAULT_BATCH_LIMIT`].
+        limit: Option<usize>,
     },
-    /// One `steal_batch_with_limit_and_pop`.
+    /// One `steal_batch_with_limit_and_pop`, or `steal_batch_and_pop`.
     StealBatchAndPop {
-        /// The batch's limit.
-        limit: usize,
+        /// The batch's limit; `None` calls `steal_batch_and_pop`.
+        limit: Option<usize>,
+    },
+}
+
+/// The worker a thief's batch steals go into. Each thief has its own, which
+/// nobody else touches; the harness drains it after every batch to read
+/// back what the batch took, so it is empty when a batch starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Destination {
+    /// `Worker::new_fifo()`: growable, with the default capacity.
+    #[default]
+    Fifo,
+    /// A worker of this flavour and capacity (the bound of a bounded one,
+    /// the initial capacity of a growable one), made with the public
+    /// constructors and never with a mutant.
+    Worker {
+        /// Which end its owner pops from.
+        flavor: Flavor,
+        /// Whether it is bounded.
+        bounded: bool,
+        /// Its bound or initial capacity.
+        capacity: usize,
     },
 }
 
@@ -60,12 +89,20 @@ pub struct Scenario {
     pub initial_tasks: usize,
     /// The concurrent rounds.
     pub rounds: Vec<Round>,
+    /// Thief `i`'s destination is `destinations[i]`, or
+    /// [`Destination::Fifo`] if the list is shorter.
+    pub destinations: Vec<Destination>,
 }
 
 impl Scenario {
     /// The number of thieves.
     pub fn thieves(&self) -> usize {
         self.rounds.first().map_or(0, |round| round.thieves.len())
+    }
+
+    /// Thief `thief`'s destination.
+    pub fn destination(&self, thief: usize) -> Destination {
+        self.destinations.get(thief).copied().unwrap_or_default()
     }
 }
 
@@ -87,6 +124,10 @@ pub struct Shape {
     /// How often the owner pops, against 3 for pushes (2 lets the deque
     /// grow past a small capacity; 3 keeps it near empty).
     pub pop_weight: u32,
+    /// `None`: every thief's destination is [`Destination::Fifo`];
+    /// `Some(n)`: each thief's has a generated flavour, boundedness and a
+    /// capacity of at most `n`.
+    pub destination_capacity: Option<usize>,
 }
 
 impl Shape {
@@ -101,6 +142,7 @@ impl Shape {
             initial_tasks: 24,
             capacity: 4,
             pop_weight: 2,
+            destination_capacity: None,
         }
     }
 
@@ -115,6 +157,7 @@ impl Shape {
             initial_tasks: 8,
             capacity: 4,
             pop_weight: 2,
+            destination_capacity: None,
         }
     }
 }
@@ -125,8 +168,8 @@ fn owner_action(pop_weight: u32) -> impl Strategy<Value = OwnerAction> {
     prop_oneof![3 => Just(OwnerAction::Push), pop_weight => Just(OwnerAction::Pop)]
 }
 
-fn batch_limit() -> impl Strategy<Value = usize> {
-    prop_oneof![1..=4usize, Just(chase_lev::DEFAULT_BATCH_LIMIT)]
+fn batch_limit() -> impl Strategy<Value = Option<usize>> {
+    prop_oneof![1..=4usize, Just(chase_lev::DEFAULT_BATCH_LIMIT)].prop_map(Some)
 }
 
 fn thief_action() -> impl Strategy<Value = ThiefAction> {
@@ -144,24 +187,46 @@ fn round(shape: Shape) -> impl Strategy<Value = Round> {
     (owner, thieves).prop_map(|(owner, thieves)| Round { owner, thieves })
 }
 
+fn flavor() -> impl Strategy<Value = Flavor> {
+    prop_oneof![Just(Flavor::Lifo), Just(Flavor::Fifo)]
+}
+
+fn destinations(shape: Shape) -> BoxedStrategy<Vec<Destination>> {
+    match shape.destination_capacity {
+        // No draw at all: the scenarios are those of a shape without the field.
+        None => Just(Vec::new()).boxed(),
+        Some(most) => {
+            let destination = (flavor(), any::<bool>(), 1..=most.max(1)).prop_map(
+                |(flavor, bounded, capacity)| Destination::Worker {
+                    flavor,
+                    bounded,
+                    capacity,
+                },
+            );
+            proptest::collection::vec(destination, shape.thieves).boxed()
+        }
+    }
+}
+
 /// Scenarios of the given shape, with every flavour and both bounded and
 /// growable deques.
 pub fn scenarios(shape: Shape) -> impl Strategy<Value = Scenario> {
-    let flavor = prop_oneof![Just(Flavor::Lifo), Just(Flavor::Fifo)];
     (
-        flavor,
+        flavor(),
         proptest::bool::weighted(0.25),
         1..=shape.capacity.max(1),
         0..=shape.initial_tasks,
         proptest::collection::vec(round(shape), 1..=shape.rounds.max(1)),
+        destinations(shape),
     )
         .prop_map(
-            |(flavor, bounded, capacity, initial_tasks, rounds)| Scenario {
+            |(flavor, bounded, capacity, initial_tasks, rounds, destinations)| Scenario {
                 flavor,
                 bounded,
                 capacity,
                 initial_tasks,
                 rounds,
+                destinations,
             },
         )
 }

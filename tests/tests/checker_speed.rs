@@ -30,9 +30,9 @@ fn scenario_of(operations: usize, flavor: Flavor) -> Scenario {
     let thief = |offset: usize| -> Vec<ThiefAction> {
         (0..operations / 8)
             .map(|i| match (i + offset) % 6 {
-                4 => ThiefAction::StealBatch { limit: 4 },
+                4 => ThiefAction::StealBatch { limit: Some(4) },
                 5 => ThiefAction::StealBatchAndPop {
-                    limit: chase_lev::DEFAULT_BATCH_LIMIT,
+                    limit: Some(chase_lev::DEFAULT_BATCH_LIMIT),
                 },
                 _ => ThiefAction::Steal,
             })
@@ -47,6 +47,7 @@ fn scenario_of(operations: usize, flavor: Flavor) -> Scenario {
             owner,
             thieves: vec![thief(0), thief(2), thief(4)],
         }],
+        destinations: Vec::new(),
     }
 }
 

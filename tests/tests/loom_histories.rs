@@ -59,6 +59,7 @@ fn last_task_race() -> Scenario {
             owner: vec![OwnerAction::Push, OwnerAction::Pop, OwnerAction::Pop],
             thieves: vec![vec![ThiefAction::Steal, ThiefAction::Steal]],
         }],
+        destinations: Vec::new(),
     }
 }
 

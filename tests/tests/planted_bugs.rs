@@ -130,6 +130,7 @@ mod hardware_threads {
                 owner: [OwnerAction::Push, OwnerAction::Pop].repeat(500),
                 thieves: vec![vec![ThiefAction::Steal; 500]; 3],
             }],
+            destinations: Vec::new(),
         };
         // Caught within 20 to 100 runs here; the budget leaves a margin.
         let runs = budget("CHASE_LEV_PLANTED_RUNS", 20) * 50;

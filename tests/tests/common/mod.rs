@@ -1,6 +1,5 @@
-//! What the shuttle driver and the planted-bug tests share: shuttle's
-//! threads, the shuttle and mutant builds as deques under test, and the
-//! shuttle driver itself.
+//! What the shuttle driver and the planted-bug tests share: the shuttle and
+//! mutant builds as deques under test, and the shuttle driver itself.
 #![allow(dead_code)] // each test file uses a different part
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -8,26 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chase_lev_tests::drivers::{check_history, Attempt};
-use chase_lev_tests::harness::{run_scenario, DequeUnderTest, ThiefBody, Threads};
-use chase_lev_tests::history::ThreadLog;
+use chase_lev_tests::harness::{run_scenario, DequeUnderTest, ShuttleThreads};
 use chase_lev_tests::scenario::Scenario;
 use shuttle::scheduler::{PctScheduler, RandomScheduler, Scheduler};
 use shuttle::{Config, Runner};
-
-/// Shuttle's threads: shuttle decides every interleaving.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ShuttleThreads;
-
-impl Threads for ShuttleThreads {
-    fn round(&self, owner: &mut dyn FnMut(), thieves: Vec<ThiefBody>) -> Vec<ThreadLog> {
-        let handles: Vec<_> = thieves.into_iter().map(shuttle::thread::spawn).collect();
-        owner();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a thief panicked"))
-            .collect()
-    }
-}
 
 /// The deque compiled with shuttle's atomics (`chase_lev_shuttle`), correct
 /// (`None`) or with one mutant.
