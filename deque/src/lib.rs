@@ -205,7 +205,7 @@ pub const DEFAULT_BATCH_LIMIT: usize = 32;
 #[cfg(chase_lev_mutants)]
 pub use policy::Mutant;
 #[cfg(chase_lev_mutants)]
-pub use trace::{set_event_log, take_thread_trace};
+pub use trace::{log_note, logged_events, set_event_log, take_thread_trace};
 
 #[cfg(all(test, not(chase_lev_loom)))]
 mod tests;

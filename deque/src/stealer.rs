@@ -77,14 +77,6 @@ impl<T> Stealer<T> {
     }
 }
 
-#[cfg(chase_lev_mutants)]
-impl<T> Stealer<T> {
-    /// (Mutant builds only.) Adds a line of the caller's own to the log.
-    pub fn trace_note(&self, note: String) {
-        crate::trace::note(note);
-    }
-}
-
 impl<T> Clone for Stealer<T> {
     fn clone(&self) -> Stealer<T> {
         Stealer {

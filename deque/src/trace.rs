@@ -57,13 +57,13 @@ pub fn set_event_log(on: bool) {
 }
 
 /// (Mutant builds only.) Takes the events recorded on this OS thread since
-/// the log was last cleared (`set_event_log`, `Worker::enable_trace`).
+/// the log was last cleared (`set_event_log`).
 pub fn take_thread_trace() -> Vec<String> {
     LOG.with(|log| std::mem::take(&mut log.borrow_mut().events))
 }
 
-/// A copy of the events recorded so far.
-pub(crate) fn events() -> Vec<String> {
+/// (Mutant builds only.) A copy of the events recorded so far.
+pub fn logged_events() -> Vec<String> {
     LOG.with(|log| log.borrow().events.clone())
 }
 
@@ -79,8 +79,9 @@ fn push(event: String) {
     }
 }
 
-/// Adds a line of the model's own (a call, a return).
-pub(crate) fn note(event: String) {
+/// (Mutant builds only.) Adds a line of the model's own (a call, a
+/// return), when the log is on.
+pub fn log_note(event: String) {
     if enabled() {
         push(event);
     }

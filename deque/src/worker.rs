@@ -341,22 +341,6 @@ impl<T> Worker<T> {
         policy.apply_to_registry();
         Worker::build(flavor, capacity, bounded, policy)
     }
-
-    /// (Mutant builds only.) Clears this OS thread's event log and starts
-    /// recording every atomic access (`set_event_log(true)`).
-    pub fn enable_trace(&self) {
-        crate::trace::set_event_log(true);
-    }
-
-    /// (Mutant builds only.) Adds a line of the caller's own to the log.
-    pub fn trace_note(&self, note: String) {
-        crate::trace::note(note);
-    }
-
-    /// (Mutant builds only.) The events recorded so far.
-    pub fn take_trace(&self) -> Vec<String> {
-        crate::trace::events()
-    }
 }
 
 impl<T> fmt::Debug for Worker<T> {

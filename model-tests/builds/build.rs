@@ -420,7 +420,7 @@ fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
     assert!(
         takes_self,
         "deque/src/{file}: a logic mutant's patch must be in a method (fn {name} has no self): \
-         the copy is chosen by `self.inner.policy`"
+         the copy is chosen by the deque's policy"
     );
     Function {
         name,
@@ -492,9 +492,15 @@ type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>);
 /// Applies one file's patches: for each (mutant, function) a copy of the
 /// function with that mutant's patches, named `{name}_as_{mutant}`, placed
 /// after the original; and at the top of the original's body, a call of the
-/// copy when `self.inner.policy` carries that mutant.
+/// copy when the deque's policy carries that mutant (`self.inner.policy`
+/// on a worker or stealer, `self.policy` on the injector).
 fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
     let lines: Vec<&str> = text.lines().collect();
+    let policy = if file == "injector.rs" {
+        "self.policy"
+    } else {
+        "self.inner.policy"
+    };
     // (function start, variant) -> (function, record, its sites there)
     let mut copies: BTreeMap<(usize, String), FunctionCopy> = BTreeMap::new();
     for &(record, patch) in patches {
@@ -519,7 +525,7 @@ fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
             call
         };
         after.entry(function.body).or_default().push(format!(
-            "{indent}if self.inner.policy.mutant == Some(crate::policy::Mutant::{}) {{\n\
+            "{indent}if {policy}.mutant == Some(crate::policy::Mutant::{}) {{\n\
              {indent}    return {call}; // the logic mutant {}, model-tests/mutants.md\n\
              {indent}}}",
             record.variant, record.name

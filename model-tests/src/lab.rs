@@ -267,10 +267,10 @@ mod tests {
     fn the_mutant_builds_log_every_access_of_a_push_with_its_value_and_ordering() {
         loom::model(|| {
             let worker = Worker::<u64>::new_mutant(false, 4, false, None);
-            worker.enable_trace();
+            chase_lev_loom_mutants::set_event_log(true);
             worker.push(7);
             assert_eq!(
-                events(&worker.take_trace()),
+                events(&chase_lev_loom_mutants::logged_events()),
                 [
                     "load bottom = 0 (Relaxed)",
                     "load top = 0 (Acquire)",

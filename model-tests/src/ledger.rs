@@ -59,6 +59,7 @@ impl Drop for Task {
                 started: now,
                 known_pushed_before: now,
                 batch_limit: None,
+                in_queue_order: false,
             });
         });
     }
@@ -83,6 +84,9 @@ pub struct Operation {
     known_pushed_before: Mark,
     /// A batch steal's limit.
     batch_limit: Option<usize>,
+    /// A steal from the injector (a FIFO queue): it takes one pusher's
+    /// tasks in that pusher's order.
+    in_queue_order: bool,
 }
 
 struct Removal {
@@ -93,6 +97,8 @@ struct Removal {
     known_pushed_before: Mark,
     /// The limit of the batch steal that took it.
     batch_limit: Option<usize>,
+    /// Whether the operation that took it keeps the queue's order.
+    in_queue_order: bool,
 }
 
 struct EmptyClaim {
@@ -117,6 +123,8 @@ struct Ledger {
     empties: Vec<EmptyClaim>,
     push_attempts: Vec<PushAttempt>,
     own_pops: usize,
+    /// Who pushed each task into the injector.
+    pushers: Vec<(u64, String)>,
 }
 
 impl Ledger {
@@ -158,6 +166,7 @@ pub fn begin(who: &str, what: &'static str, known_pushed_before: Option<Mark>) -
             started,
             known_pushed_before: known_pushed_before.unwrap_or(started),
             batch_limit: None,
+            in_queue_order: false,
         }
     })
 }
@@ -174,6 +183,26 @@ pub fn begin_batch(
         batch_limit: Some(limit),
         ..begin(who, what, known_pushed_before)
     }
+}
+
+/// Records the start of a steal from the injector: as [`begin`], and the
+/// tasks it takes must follow each pusher's order (a FIFO queue's promise).
+pub fn begin_in_queue_order(
+    who: &str,
+    what: &'static str,
+    known_pushed_before: Option<Mark>,
+) -> Operation {
+    Operation {
+        in_queue_order: true,
+        ..begin(who, what, known_pushed_before)
+    }
+}
+
+/// Records that `who` pushed `id` into the injector (see
+/// [`begin_in_queue_order`]).
+pub fn pushed_by(id: u64, who: &str) {
+    pushed(id);
+    with(|ledger| ledger.pushers.push((id, who.to_string())));
 }
 
 /// Records that the owner's push of `id` completed.
@@ -222,6 +251,7 @@ pub fn took(operation: &Operation, task: Task) {
             started: operation.started,
             known_pushed_before: operation.known_pushed_before,
             batch_limit: operation.batch_limit,
+            in_queue_order: operation.in_queue_order,
         })
     });
 }
@@ -304,6 +334,41 @@ fn verify_ledger(ledger: &Ledger) -> Result<(), Violation> {
                 removal.by,
                 ledger.pushed.len()
             )));
+        }
+    }
+    // A steal from the injector takes one pusher's tasks in the order that
+    // pusher pushed them (its pushes complete in program order, so in the
+    // ledger's order).
+    let pushed_at = |id: u64| ledger.pushed.iter().position(|&(pushed, _)| pushed == id);
+    let pusher = |id: u64| {
+        ledger
+            .pushers
+            .iter()
+            .find(|(pushed, _)| *pushed == id)
+            .map(|(_, who)| who.as_str())
+    };
+    for (index, earlier) in ledger.removals.iter().enumerate() {
+        if !earlier.in_queue_order {
+            continue;
+        }
+        for later in &ledger.removals[index + 1..] {
+            if later.by != earlier.by || later.started != earlier.started {
+                continue;
+            }
+            let (Some(who), Some(first), Some(second)) = (
+                pusher(earlier.id).filter(|&who| pusher(later.id) == Some(who)),
+                pushed_at(later.id),
+                pushed_at(earlier.id),
+            ) else {
+                continue;
+            };
+            if first < second {
+                return Err(Violation(format!(
+                    "{} took task {} before task {}, though {who} pushed task {} first: \
+                     not the queue's order",
+                    earlier.by, earlier.id, later.id, later.id
+                )));
+            }
         }
     }
     for claim in &ledger.empties {

@@ -16,7 +16,7 @@ pub mod deque {
     use core::ops::Deref;
 
     pub use crate::Mutant;
-    pub use chase_lev_loom::{Pause, PauseHook, Steal, DEFAULT_BATCH_LIMIT};
+    pub use chase_lev_loom::{Pause, PauseHook, Steal, Stealer, DEFAULT_BATCH_LIMIT};
 
     /// A shipped `Worker`, made by its public constructors.
     pub struct Worker<T>(chase_lev_loom::Worker<T>);
@@ -38,22 +38,6 @@ pub mod deque {
                 (false, true) => Shipped::new_lifo_bounded(capacity),
                 (true, true) => Shipped::new_fifo_bounded(capacity),
             })
-        }
-
-        /// A stealer of this worker's deque.
-        pub fn stealer(&self) -> Stealer<T> {
-            Stealer(self.0.stealer())
-        }
-
-        /// The shipped deque records no events.
-        pub fn enable_trace(&self) {}
-
-        /// The shipped deque records no events.
-        pub fn trace_note(&self, _note: String) {}
-
-        /// The shipped deque records no events.
-        pub fn take_trace(&self) -> Vec<String> {
-            Vec::new()
         }
     }
 
@@ -82,17 +66,6 @@ pub mod deque {
             injector.0.set_pause(hook);
             injector
         }
-
-        /// The shipped injector records no events.
-        pub fn enable_trace(&self) {}
-
-        /// The shipped injector records no events.
-        pub fn trace_note(&self, _note: String) {}
-
-        /// The shipped injector records no events.
-        pub fn take_trace(&self) -> Vec<String> {
-            Vec::new()
-        }
     }
 
     impl<T> Deref for Injector<T> {
@@ -103,26 +76,16 @@ pub mod deque {
         }
     }
 
-    /// A shipped `Stealer`.
-    pub struct Stealer<T>(chase_lev_loom::Stealer<T>);
+    /// The shipped deque records no events: the scenarios' calls of the
+    /// mutant builds' event log do nothing here.
+    pub fn set_event_log(_on: bool) {}
 
-    impl<T> Stealer<T> {
-        /// The shipped deque records no events.
-        pub fn trace_note(&self, _note: String) {}
-    }
+    /// The shipped deque records no events.
+    pub fn log_note(_note: String) {}
 
-    impl<T> Clone for Stealer<T> {
-        fn clone(&self) -> Self {
-            Stealer(self.0.clone())
-        }
-    }
-
-    impl<T> Deref for Stealer<T> {
-        type Target = chase_lev_loom::Stealer<T>;
-
-        fn deref(&self) -> &Self::Target {
-            &self.0
-        }
+    /// The shipped deque records no events.
+    pub fn logged_events() -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -11,7 +11,10 @@
 //! shared state must be freed by the last handle), no deadlock.
 
 use super::atomic::{fence, AtomicBool, Ordering};
-use super::deque::{Injector, Mutant, Pause, PauseHook, Steal, Stealer, Worker};
+use super::deque::{
+    log_note, logged_events, set_event_log, Injector, Mutant, Pause, PauseHook, Steal, Stealer,
+    Worker,
+};
 use super::{thread, Arc};
 use crate::evidence::{self, Failure};
 use crate::ledger::{self, Mark, Task};
@@ -340,14 +343,14 @@ impl Owner {
     fn new(shape: Shape, mutant: Option<Mutant>) -> Owner {
         let worker = Worker::new_mutant(shape.fifo, shape.capacity, shape.bounded, mutant);
         if evidence::tracing() {
-            worker.enable_trace();
+            set_event_log(true);
         }
         Owner { worker }
     }
 
     fn note(&self, note: impl FnOnce() -> String) {
         if evidence::tracing() {
-            self.worker.trace_note(note());
+            log_note(note());
         }
     }
 
@@ -400,7 +403,7 @@ impl Owner {
         for thread in threads {
             thread.join().unwrap();
         }
-        let trace = self.worker.take_trace();
+        let trace = logged_events();
         drop(self);
         conclude(trace);
     }
@@ -430,7 +433,7 @@ struct Thief {
 impl Thief {
     fn note(&self, note: impl FnOnce() -> String) {
         if evidence::tracing() {
-            self.stealer.trace_note(note());
+            log_note(note());
         }
     }
 
@@ -920,7 +923,7 @@ fn drop_with_tasks_while_a_stealer_lives_on(mutant: Option<Mutant>) {
         thief.steal();
     });
     owner.pop();
-    let trace = owner.worker.take_trace();
+    let trace = logged_events();
     drop(owner);
     thief.join().unwrap();
     conclude(trace);
@@ -955,7 +958,7 @@ impl Queue {
 
     fn main(injector: Injector<Task>) -> Queue {
         if evidence::tracing() {
-            injector.enable_trace();
+            set_event_log(true);
         }
         Queue {
             name: "main",
@@ -966,13 +969,13 @@ impl Queue {
 
     fn note(&self, note: impl FnOnce() -> String) {
         if evidence::tracing() {
-            self.injector.trace_note(note());
+            log_note(note());
         }
     }
 
     /// The event log so far.
     fn trace(&self) -> Vec<String> {
-        self.injector.take_trace()
+        logged_events()
     }
 
     fn handle(&self, name: &'static str) -> Queue {
@@ -986,7 +989,7 @@ impl Queue {
     fn push(&self, id: u64) {
         self.note(|| format!("{} calls push(task {id})", self.name));
         self.injector.push(Task(id));
-        ledger::pushed(id);
+        ledger::pushed_by(id, self.name);
         self.note(|| format!("{}'s push returns", self.name));
         if self.name == "main" {
             self.known_pushed_before.set(ledger::now());
@@ -994,7 +997,7 @@ impl Queue {
     }
 
     fn begin(&self, what: &'static str) -> ledger::Operation {
-        ledger::begin(self.name, what, Some(self.known_pushed_before.get()))
+        ledger::begin_in_queue_order(self.name, what, Some(self.known_pushed_before.get()))
     }
 
     fn steal(&self) -> bool {

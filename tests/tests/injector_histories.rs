@@ -2,19 +2,18 @@
 //! (`chase_lev_tests::fifo_queue`): on hardware threads (the std build,
 //! blocks of 63 tasks, prefills that reach block ends) and under shuttle (the
 //! shuttle build, blocks of 3 tasks, so every scenario crosses several block
-//! ends), then the same drivers against a deliberately broken queue, which
-//! they must catch.
+//! ends), then the same drivers against injectors with a planted bug (two
+//! mutants of `model-tests/mutants.md`), which they must catch.
 //!
 //! Budgets: `CHASE_LEV_INJECTOR_SCENARIOS` scenarios, each run
 //! `CHASE_LEV_INJECTOR_RUNS` times on hardware threads and for
 //! `CHASE_LEV_INJECTOR_SCHEDULES` schedules under each shuttle scheduler.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use chase_lev_tests::drivers::budget;
 use chase_lev_tests::fifo_queue::{
-    check, hardware_threads, run, Answer, Body, ChaseLevInjector, Event, QueueUnderTest, Scenario,
+    check, hardware_threads, run, Body, ChaseLevInjector, Event, QueueUnderTest, Scenario,
 };
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
@@ -103,85 +102,49 @@ fn every_injector_history_under_shuttle_is_linearizable() {
     println!("{checked} shuttle histories of the injector checked");
 }
 
-/// A queue with a planted bug: a batch of two or more takes the newest task
-/// last instead of the next oldest (it swaps the batch's last task with the
-/// queue's newest). Correct for single steals, so only batches show it.
-#[derive(Default)]
-struct SwapsTheNewestIntoBatches(Mutex<VecDeque<u64>>);
+// The injector of the std mutant build, which carries a mutant.
+chase_lev_tests::queue_under_test!(MutantInjector, chase_lev_mutants);
 
-impl QueueUnderTest for SwapsTheNewestIntoBatches {
-    fn push(&self, task: u64) {
-        self.0.lock().unwrap().push_back(task);
-    }
-    fn steal(&self) -> Answer {
-        match self.0.lock().unwrap().pop_front() {
-            Some(task) => Answer::Took(vec![task]),
-            None => Answer::Empty,
-        }
-    }
-    fn batch(&self, limit: usize, _and_pop: bool, _fifo: bool) -> Answer {
-        let mut queue = self.0.lock().unwrap();
-        let count = queue.len().div_ceil(2).min(limit);
-        if count == 0 {
-            return Answer::Empty;
-        }
-        let mut took: Vec<u64> = queue.drain(..count - 1).collect();
-        took.push(
-            if count >= 2 {
-                queue.pop_back()
-            } else {
-                queue.pop_front()
-            }
-            .unwrap(),
-        );
-        Answer::Took(took)
-    }
+fn std_with(mutant: chase_lev_mutants::Mutant) -> MutantInjector {
+    MutantInjector(chase_lev_mutants::Injector::new_mutant(Some(mutant)))
 }
 
-/// A queue with a planted bug: a steal that finds exactly one task reports
-/// `Empty` and leaves it (a lost wake-up).
-#[derive(Default)]
-struct MissesTheLastTask(Mutex<VecDeque<u64>>);
+// The planted bugs are mutants of the one table, `model-tests/mutants.md`.
 
-impl QueueUnderTest for MissesTheLastTask {
-    fn push(&self, task: u64) {
-        self.0.lock().unwrap().push_back(task);
-    }
-    fn steal(&self) -> Answer {
-        let mut queue = self.0.lock().unwrap();
-        if queue.len() == 1 {
-            return Answer::Empty;
-        }
-        queue
-            .pop_front()
-            .map_or(Answer::Empty, |task| Answer::Took(vec![task]))
-    }
-    fn batch(&self, limit: usize, _and_pop: bool, _fifo: bool) -> Answer {
-        let mut queue = self.0.lock().unwrap();
-        let count = queue.len().div_ceil(2).min(limit);
-        if count == 0 {
-            return Answer::Empty;
-        }
-        Answer::Took(queue.drain(..count).collect())
-    }
+#[test]
+fn the_hardware_driver_catches_an_injector_that_reverses_its_batches() {
+    let found = hardware_hunt(
+        || std_with(chase_lev_mutants::Mutant::InjectorBatchReversed),
+        130,
+    );
+    assert!(found.is_err());
 }
 
 #[test]
-fn the_hardware_driver_catches_a_queue_that_reorders_batches() {
-    assert!(hardware_hunt(SwapsTheNewestIntoBatches::default, 130).is_err());
+fn the_shuttle_driver_catches_an_injector_that_reverses_its_batches() {
+    let found = shuttle_hunt(|| {
+        ShuttleInjector(chase_lev_shuttle::Injector::new_mutant(Some(
+            chase_lev_shuttle::Mutant::InjectorBatchReversed,
+        )))
+    });
+    assert!(found.is_err());
 }
 
 #[test]
-fn the_shuttle_driver_catches_a_queue_that_reorders_batches() {
-    assert!(shuttle_hunt(SwapsTheNewestIntoBatches::default).is_err());
+fn the_hardware_driver_catches_an_injector_that_misses_its_last_task() {
+    let found = hardware_hunt(
+        || std_with(chase_lev_mutants::Mutant::InjectorStealMissesLastTask),
+        130,
+    );
+    assert!(found.is_err());
 }
 
 #[test]
-fn the_hardware_driver_catches_a_queue_that_misses_its_last_task() {
-    assert!(hardware_hunt(MissesTheLastTask::default, 130).is_err());
-}
-
-#[test]
-fn the_shuttle_driver_catches_a_queue_that_misses_its_last_task() {
-    assert!(shuttle_hunt(MissesTheLastTask::default).is_err());
+fn the_shuttle_driver_catches_an_injector_that_misses_its_last_task() {
+    let found = shuttle_hunt(|| {
+        ShuttleInjector(chase_lev_shuttle::Injector::new_mutant(Some(
+            chase_lev_shuttle::Mutant::InjectorStealMissesLastTask,
+        )))
+    });
+    assert!(found.is_err());
 }
