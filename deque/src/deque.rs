@@ -788,6 +788,8 @@ struct FreeOnDrop<T>(*mut Buffer<T>);
 
 impl<T> Drop for FreeOnDrop<T> {
     fn drop(&mut self) {
+        #[cfg(chase_lev_mutants)]
+        crate::trace::freed(self.0 as usize);
         // SAFETY: the pointer came from `Box::into_raw` and is freed only here.
         drop(unsafe { Box::from_raw(self.0) });
     }

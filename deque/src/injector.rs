@@ -268,6 +268,8 @@ impl<T> Block<T> {
     /// `block` came from `Block::new`, no other thread will touch it again,
     /// and its slots hold no task the queue still owns.
     unsafe fn free(block: *mut Block<T>) {
+        #[cfg(chase_lev_mutants)]
+        crate::trace::freed(block as usize);
         // SAFETY: by the caller the block is ours alone; `Box` frees it with
         // the layout `new` allocated it with (`Layout::new::<Block<T>>()`).
         let mut block = unsafe { Box::from_raw(block) };

@@ -397,7 +397,7 @@ unsafe fn give_back(record: *const Record) {
 }
 
 /// The owner's side: buffers replaced but maybe still read by a thief, and
-/// up to [`SPARES`] that no thread holds, kept for the next buffer change
+/// a few that no thread holds (see [`SPARES`]), kept for the next buffer change
 /// of the same capacity instead of being freed
 /// (proofs-notes/reclamation.md#reuse).
 /// Touched only by the owner (through its unique `Worker`) and by the deque's
@@ -405,13 +405,17 @@ unsafe fn give_back(record: *const Record) {
 pub(crate) struct Retired<T> {
     buffers: Vec<*mut Buffer<T>>,
     spares: Vec<*mut Buffer<T>>,
+    /// The most retired buffers one scan has found held at once.
+    most_held: usize,
 }
 
 /// How many unheld buffers of the current capacity the owner keeps for
-/// reuse. A deque pushed and popped around empty changes buffers once per
-/// lap; with the current buffer and two spares, a thief, which holds at most
-/// one buffer at a time, cannot leave the owner without a spare at the next
-/// lap (proofs-notes/reclamation.md#reuse).
+/// reuse, at least: with the current buffer and two spares, a thief, which
+/// holds at most one buffer at a time, cannot leave the owner without a
+/// spare at the next lap. The owner keeps one more than the most buffers a
+/// scan has found held at once, so that with several thieves a lap change
+/// allocates only when more of them hold buffers at once than ever before
+/// (proofs-notes/reclamation.md#reuse).
 const SPARES: usize = 2;
 
 impl<T> Retired<T> {
@@ -419,6 +423,7 @@ impl<T> Retired<T> {
         Retired {
             buffers: Vec::new(),
             spares: Vec::new(),
+            most_held: 0,
         }
     }
 
@@ -441,7 +446,7 @@ impl<T> Retired<T> {
     }
 
     /// Adds `buffer`, just replaced, and frees every retired buffer that no
-    /// thread holds, except up to [`SPARES`] of `keep_capacity` slots (the
+    /// thread holds, except a few (see [`SPARES`]) of `keep_capacity` slots (the
     /// current buffer's), which it keeps for reuse. Spares of another
     /// capacity (the deque grew or shrank) are freed.
     ///
@@ -473,12 +478,14 @@ impl<T> Retired<T> {
             false
         });
         let held = registry.keep_protected_first(&mut self.buffers, policy);
+        self.most_held = self.most_held.max(held);
+        let keep = SPARES.max(self.most_held + 1);
         // No slot showed these after the fence, so every thief that loads
         // the pointer from now on sees a newer one, and the ones that read
         // them are done (proofs-notes/reclamation.md#hazard-slots).
         for retired in self.buffers.drain(held..) {
             // SAFETY: retired buffers are live and owned by this list.
-            if spares.len() < SPARES && unsafe { &*retired }.capacity() == keep_capacity {
+            if spares.len() < keep && unsafe { &*retired }.capacity() == keep_capacity {
                 // Kept for reuse (proofs-notes/reclamation.md#reuse).
                 spares.push(retired);
                 continue;

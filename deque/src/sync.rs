@@ -95,6 +95,10 @@ mod logged {
         atomic: A,
         name: Option<&'static str>,
         tags: usize,
+        /// Which label of the log this atomic has (see `trace::Label`):
+        /// kept in the atomic itself, so that a new atomic at the address
+        /// of a freed one gets a label of its own.
+        label: trace::Label,
     }
 
     pub(crate) type AtomicBool = Logged<backend::AtomicBool>;
@@ -119,7 +123,7 @@ mod logged {
     impl<A> Logged<A> {
         #[inline(always)]
         fn record(&self, event: impl FnOnce(&str, &mut Shower<'_>) -> String) {
-            trace::access(self.name, self as *const Self as usize, event);
+            trace::access(self.name, &self.label, event);
         }
     }
 
@@ -156,12 +160,12 @@ mod logged {
             impl<$($generic)*> Logged<$atomic> {
                 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
                 pub(crate) const fn new(value: $value) -> Self {
-                    Logged { atomic: <$atomic>::new(value), name: None, tags: 0 }
+                    Logged { atomic: <$atomic>::new(value), name: None, tags: 0, label: trace::Label::new() }
                 }
 
                 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
                 pub(crate) fn new(value: $value) -> Self {
-                    Logged { atomic: <$atomic>::new(value), name: None, tags: 0 }
+                    Logged { atomic: <$atomic>::new(value), name: None, tags: 0, label: trace::Label::new() }
                 }
 
                 #[inline(always)]
@@ -580,6 +584,8 @@ pub(crate) fn registry_drop_leaks() -> bool {
 /// `buffer` came from `Box::into_raw` and no thread can still read it.
 #[cfg(not(chase_lev_loom))]
 pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
+    #[cfg(chase_lev_mutants)]
+    crate::trace::freed(buffer as usize);
     // SAFETY: by the caller.
     drop(unsafe { Box::from_raw(buffer) });
 }

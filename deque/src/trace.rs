@@ -35,16 +35,41 @@ use std::collections::HashMap;
 #[derive(Default)]
 struct Log {
     events: Vec<String>,
-    /// The label of each atomic, by address.
-    atomics: HashMap<usize, String>,
+    /// The label of each atomic, by the number its `Label` holds.
+    atomics: Vec<String>,
     /// How many atomics of each name the log has labelled.
     instances: HashMap<&'static str, usize>,
-    /// The number of each pointer value, by address.
-    pointers: HashMap<usize, usize>,
+    /// The number of each pointer value, by address, and how many numbers
+    /// have been given (an address freed and allocated again gets a new
+    /// one, see [`freed`]).
+    pointers: Pointers,
+}
+
+#[derive(Default)]
+pub(crate) struct Pointers {
+    numbers: HashMap<usize, usize>,
+    given: usize,
+}
+
+/// Which label of the log an atomic has, kept in the atomic (a plain std
+/// atomic, outside the model): 0 for none yet, else the log's generation in
+/// the high half and the label's number plus one in the low half. Labels
+/// are not looked up by address, since an atomic freed during an
+/// execution and a new one made at its address are two atomics; and all
+/// zeroes (a zeroed injector block) is a valid `Label`.
+pub(crate) struct Label(std::sync::atomic::AtomicU64);
+
+impl Label {
+    pub(crate) const fn new() -> Label {
+        Label(std::sync::atomic::AtomicU64::new(0))
+    }
 }
 
 std::thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(false) };
+    /// Numbers the logs of this OS thread (each `set_event_log` starts a new
+    /// one), so that a `Label` given by an earlier log counts as none.
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
     static LOG: RefCell<Log> = RefCell::new(Log::default());
 }
 
@@ -53,6 +78,7 @@ std::thread_local! {
 /// several times slower).
 pub fn set_event_log(on: bool) {
     LOG.with(|log| *log.borrow_mut() = Log::default());
+    GENERATION.with(|generation| generation.set(generation.get() + 1));
     ENABLED.with(|enabled| enabled.set(on));
 }
 
@@ -97,7 +123,7 @@ pub(crate) fn slot(what: &str, index: i64) {
 
 /// Shows values in an event: the log's numbering of pointers.
 pub(crate) struct Shower<'a> {
-    pointers: &'a mut HashMap<usize, usize>,
+    pointers: &'a mut Pointers,
 }
 
 impl Shower<'_> {
@@ -107,8 +133,12 @@ impl Shower<'_> {
         let shown = if base == 0 {
             "null".to_string()
         } else {
-            let next = self.pointers.len() + 1;
-            format!("@{}", *self.pointers.entry(base).or_insert(next))
+            let pointers = &mut *self.pointers;
+            let number = *pointers.numbers.entry(base).or_insert_with(|| {
+                pointers.given += 1;
+                pointers.given
+            });
+            format!("@{number}")
         };
         if tag == 0 {
             shown
@@ -118,40 +148,50 @@ impl Shower<'_> {
     }
 }
 
-/// Records an access of the atomic at `address` called `name` (`None`: an
+/// Records an access of the atomic with `label` called `name` (`None`: an
 /// atomic made without a name, as the std build's zeroed blocks): `event`
 /// gets its label and a `Shower` for its values.
 #[inline(always)]
 pub(crate) fn access(
     name: Option<&'static str>,
-    address: usize,
+    label: &Label,
     event: impl FnOnce(&str, &mut Shower<'_>) -> String,
 ) {
     if enabled() {
-        record_access(name.unwrap_or("atomic"), address, event);
+        record_access(name.unwrap_or("atomic"), label, event);
     }
 }
 
 fn record_access(
     name: &'static str,
-    address: usize,
+    label: &Label,
     event: impl FnOnce(&str, &mut Shower<'_>) -> String,
 ) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let generation = GENERATION.with(Cell::get);
     let event = LOG.with(|log| {
         let log = &mut *log.borrow_mut();
-        let label = log
-            .atomics
-            .entry(address)
-            .or_insert_with(|| {
-                let count = log.instances.entry(name).or_insert(0);
-                *count += 1;
-                if *count == 1 {
-                    name.to_string()
-                } else {
-                    format!("{name}#{count}")
-                }
-            })
-            .clone();
+        // Ordering: Relaxed: the observer's own std atomic, outside the
+        // model, read and written only by the thread that records
+        // (proofs-notes/model.md#which-model).
+        let mark = label.0.load(Relaxed);
+        let number = if mark >> 32 == generation && mark & 0xffff_ffff != 0 {
+            (mark & 0xffff_ffff) as usize - 1
+        } else {
+            let count = log.instances.entry(name).or_insert(0);
+            *count += 1;
+            log.atomics.push(if *count == 1 {
+                name.to_string()
+            } else {
+                format!("{name}#{count}")
+            });
+            let number = log.atomics.len() - 1;
+            let mark = (generation << 32) | (number as u64 + 1);
+            // Ordering: Relaxed, as above (proofs-notes/model.md#which-model).
+            label.0.store(mark, Relaxed);
+            number
+        };
+        let label = log.atomics[number].clone();
         event(
             &label,
             &mut Shower {
@@ -160,6 +200,16 @@ fn record_access(
         )
     });
     push(event);
+}
+
+/// Forgets the number of the pointer `address`, which is being freed: if
+/// the allocator hands the address out again, the log shows it as a new
+/// pointer, whatever the allocator does (so that the pictures do not depend
+/// on the heap's history before the model ran).
+pub(crate) fn freed(address: usize) {
+    if enabled() {
+        LOG.with(|log| log.borrow_mut().pointers.numbers.remove(&address));
+    }
 }
 
 /// Records a fence.

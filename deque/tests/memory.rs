@@ -286,6 +286,37 @@ fn steady_state_allocates_nothing() -> Vec<String> {
     failures
 }
 
+/// With several thieves, each holding at most one buffer, the owner keeps
+/// one spare more than the most buffers a scan has found held at once, so
+/// a lap change allocates only when more thieves hold buffers at once than
+/// ever before: at most one buffer change per thief allocates (a buffer and
+/// its extra spare, two allocations each) in the deque's life at one
+/// capacity (proofs-notes/reclamation.md#reuse). Returns one line per shape
+/// that allocated more.
+fn several_thieves_allocate_only_at_a_new_peak_of_holders() -> Vec<String> {
+    let mut failures = Vec::new();
+    let (warm_up, measured) = if cfg!(miri) {
+        (64, 256)
+    } else {
+        (4096, 400_000)
+    };
+    for thieves in [3, 6] {
+        let kind = "lifo capacity 1";
+        let allocations = steady_state_allocations(kind, 0, thieves, warm_up, measured);
+        let most = 4 * thieves;
+        println!(
+            "  {kind}, around empty, {thieves} thieves: {allocations} allocations in \
+             {measured} push;pop pairs after {warm_up} to warm up (at most {most})"
+        );
+        if allocations > most {
+            failures.push(format!(
+                "{kind}, {thieves} thieves: {allocations} allocations, more than {most}"
+            ));
+        }
+    }
+    failures
+}
+
 /// Allocations made by anyone while the owner of a `kind` deque holding
 /// `depth` tasks pushes and pops `measured` pairs, after `warm_up` pairs, with
 /// `thieves` threads stealing throughout.
@@ -361,7 +392,7 @@ fn main() {
         check();
         println!("{name} ... ok");
     }
-    let waiting: [(&str, WaitingCheck); 3] = [
+    let waiting: [(&str, WaitingCheck); 4] = [
         (
             "every_byte_comes_back_when_the_last_handle_drops",
             every_byte_comes_back_when_the_last_handle_drops,
@@ -369,6 +400,10 @@ fn main() {
         (
             "shrinking_gives_the_grown_buffers_back",
             shrinking_gives_the_grown_buffers_back,
+        ),
+        (
+            "several_thieves_allocate_only_at_a_new_peak_of_holders",
+            several_thieves_allocate_only_at_a_new_peak_of_holders,
         ),
         (
             "steady_state_allocates_nothing",
