@@ -167,26 +167,49 @@ impl<T> Worker<T> {
     #[inline]
     pub fn try_push(&self, task: T) -> Result<(), T> {
         let inner = &*self.inner;
-        let policy = inner.policy;
         // Ordering: Relaxed, the owner is the only writer of bottom
         // (proofs-notes/linearizability.md#push).
         let bottom = inner.bottom.load(Relaxed);
-        // Ordering: Acquire, as in Lê et al., where it orders a thief's read
-        // of a slot before the owner rewrites it after wrapping around. Our
-        // buffers never wrap, so it guards nothing here; kept so that the
-        // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
-        let top = inner
-            .top
-            .load(choose!(policy, PushTopAcquire, Acquire, Relaxed));
-        if bottom - top >= self.limit.get() {
-            return Err(task); // bounded and full
+        // Lê et al.'s push loads `top` to see whether the circular array is
+        // full; a buffer that never wraps is full only at its lap's end, so a
+        // growable worker loads `top` only there and a bounded one only when
+        // its bound may be reached (proofs-notes/fast-paths.md#the-push-without-top).
+        if self.bounded && self.at_bound(bottom) {
+            return Err(task);
         }
         if bottom >= self.end.get() {
+            let top = self.load_top_in_push();
             self.push_into_next_lap(bottom, top, task);
         } else {
             self.write_and_publish(self.buffer(), bottom, task);
         }
         Ok(())
+    }
+
+    /// Whether a bounded worker holds `limit` tasks: `bottom - top_seen`
+    /// bounds the length from above (`top` never decreases), so `top` is
+    /// loaded again only when that bound reaches the limit.
+    #[inline(always)]
+    fn at_bound(&self, bottom: i64) -> bool {
+        if bottom - self.top_seen.get() < self.limit.get() {
+            return false;
+        }
+        let top = self.load_top_in_push();
+        self.top_seen.set(top);
+        bottom - top >= self.limit.get()
+    }
+
+    /// Push's load of `top`.
+    #[inline(always)]
+    fn load_top_in_push(&self) -> i64 {
+        let inner = &*self.inner;
+        // Ordering: Acquire, as in Lê et al., where it orders a thief's read
+        // of a slot before the owner rewrites it after wrapping around. Our
+        // buffers never wrap, so it guards nothing here; kept so that the
+        // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
+        inner
+            .top
+            .load(choose!(inner.policy, PushTopAcquire, Acquire, Relaxed))
     }
 
     /// The end of push: writes `task` into the slot of `bottom` and
@@ -587,6 +610,11 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         let policy = inner.policy;
         let top = self.load_top();
+        // Ordering: Relaxed: an `Empty` needs only coherence, no fence
+        // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
+        if top >= inner.bottom.load(Relaxed) {
+            return None;
+        }
         // Ordering: Relaxed: only the value to announce; the Acquire load
         // after the fence checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).
@@ -655,8 +683,9 @@ impl<T> Stealer<T> {
     #[inline(always)]
     pub(crate) fn load_top(&self) -> i64 {
         let inner = &*self.inner;
-        // Ordering: Acquire, as in Lê et al.; the SeqCst fence right after it
-        // already gives what it gives (proofs-notes/obligations.md#steal-top-acquire).
+        // Ordering: Acquire, as in Lê et al.: a thief that sees another's
+        // removal also sees the pushes before it, before the empty look that
+        // comes ahead of the fence (proofs-notes/obligations.md#steal-top-acquire).
         inner
             .top
             .load(choose!(inner.policy, StealTopAcquire, Acquire, Relaxed))

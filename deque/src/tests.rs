@@ -164,6 +164,18 @@ fn a_bounded_worker_hands_the_task_back_when_full() {
 }
 
 #[test]
+fn a_bounded_worker_accepts_a_push_once_a_thief_made_room() {
+    for worker in [Worker::new_lifo_bounded(2), Worker::new_fifo_bounded(2)] {
+        worker.push(1);
+        worker.push(2);
+        assert_eq!(worker.try_push(3), Err(3));
+        assert_eq!(worker.stealer().steal(), Steal::Success(1));
+        assert_eq!(worker.try_push(3), Ok(()), "the steal made room");
+        assert_eq!(worker.try_push(4), Err(4));
+    }
+}
+
+#[test]
 #[should_panic(expected = "push on a full bounded Worker (bound 1)")]
 fn push_on_a_full_bounded_worker_panics_with_a_clear_message() {
     let worker = Worker::new_lifo_bounded(1);

@@ -60,6 +60,9 @@ pub struct Worker<T> {
     /// A bounded worker hands a task back when `bottom - top` reaches it;
     /// `i64::MAX` (never) for a growable one.
     pub(crate) limit: Cell<i64>,
+    /// The last value of `top` a bounded worker's push loaded: at most
+    /// `top`, which never decreases (bounded workers only).
+    pub(crate) top_seen: Cell<i64>,
     pub(crate) bounded: bool,
     /// The buffer never shrinks below this many slots.
     pub(crate) min_capacity: usize,
@@ -233,6 +236,7 @@ impl<T> Worker<T> {
             buffer,
             end: Cell::new(end),
             limit: Cell::new(limit),
+            top_seen: Cell::new(first_index),
             bounded,
             min_capacity: buffer_capacity,
             pops_until_shrink: Cell::new(buffer_capacity / 2),

@@ -458,8 +458,8 @@ fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
         .partition(|name| name.starts_with("injector-"));
     assert_eq!(
         names.len(),
-        32,
-        "expected the deque's 32 mutants of Mutant::name, found {names:?}"
+        34,
+        "expected the deque's 34 mutants of Mutant::name, found {names:?}"
     );
     assert_eq!(
         injector_names.len(),

@@ -273,7 +273,6 @@ mod tests {
                 events(&chase_lev_loom_mutants::logged_events()),
                 [
                     "load bottom = 0 (Relaxed)",
-                    "load top = 0 (Acquire)",
                     "write slot 0",
                     "fence (Release)",
                     "store bottom := 1 (Relaxed)",

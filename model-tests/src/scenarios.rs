@@ -139,6 +139,13 @@ pub const ALL: &[Scenario] = &[
         body: bounded_try_push_at_the_full_edge_against_a_thief,
     },
     Scenario {
+        name: "bounded_fifo_try_push_after_its_own_pop_against_a_thief",
+        family: 6,
+        threads: 2,
+        preemption_bound: None,
+        body: bounded_fifo_try_push_after_its_own_pop_against_a_thief,
+    },
+    Scenario {
         name: "drop_with_tasks_while_a_stealer_lives_on",
         family: 7,
         threads: 2,
@@ -151,6 +158,13 @@ pub const ALL: &[Scenario] = &[
         threads: 2,
         preemption_bound: None,
         body: fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it,
+    },
+    Scenario {
+        name: "fifo_steal_batch_against_push_push",
+        family: 5,
+        threads: 2,
+        preemption_bound: None,
+        body: fifo_steal_batch_against_push_push,
     },
     Scenario {
         name: "thief_of_the_destination_sees_the_batch",
@@ -791,6 +805,23 @@ fn fifo_steal_batch_and_pop_against_pop_pop(mutant: Option<Mutant>) {
     owner.finish(vec![thief]);
 }
 
+/// A FIFO owner holds task 1 when a thief starts a batch steal, then pushes
+/// tasks 2 and 3. A batch whose load of `bottom` after the fence sees the new
+/// pushes copies task 2's slot too, which only that load's acquire
+/// publishes: the first look's load of `bottom`, which the fence after it
+/// makes an acquire, may have seen task 1 alone
+/// (proofs-notes/fast-paths.md#the-thiefs-empty-look).
+fn fifo_steal_batch_against_push_push(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    owner.push(1);
+    let thief = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch(mutant, true));
+    owner.push(2);
+    owner.push(3);
+    owner.finish(vec![thief]);
+}
+
 /// The owner steals a batch from a second deque (filled by itself) into
 /// its own, while a thief steals from the owner's deque: the batch publishes
 /// the owner's new `bottom` as a push does, so a thief that sees it sees the
@@ -902,6 +933,29 @@ fn bounded_try_push_at_the_full_edge_against_a_thief(mutant: Option<Mutant>) {
     let thief = owner.stealer("thief 1").spawn(Thief::steal);
     owner.try_push(3, 2);
     owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// A FIFO worker bounded to 2 holds tasks 1 and 2 (full) when a thief
+/// starts stealing; the owner pops one task, so its `try_push(3)` must be
+/// accepted whatever the thief did. The push finds that room only by loading
+/// `top` again: the `top` it saw last, before its own pop, still shows a
+/// full worker (proofs-notes/fast-paths.md#the-push-without-top).
+fn bounded_fifo_try_push_after_its_own_pop_against_a_thief(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: true,
+            capacity: 2,
+            bounded: true,
+        },
+        mutant,
+    );
+    owner.try_push(1, 2);
+    owner.try_push(2, 2);
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.pop();
+    owner.try_push(3, 2);
     owner.pop();
     owner.finish(vec![thief]);
 }
