@@ -171,45 +171,43 @@ impl<T> Worker<T> {
         // (proofs-notes/linearizability.md#push).
         let bottom = inner.bottom.load(Relaxed);
         // Lê et al.'s push loads `top` to see whether the circular array is
-        // full; a buffer that never wraps is full only at its lap's end, so a
-        // growable worker loads `top` only there and a bounded one only when
-        // its bound may be reached (proofs-notes/fast-paths.md#the-push-without-top).
-        if self.bounded && self.at_bound(bottom) {
-            return Err(task);
+        // full. A buffer that never wraps is full only at its lap's end, and
+        // `bottom - top_seen` bounds the length from above (`top` only
+        // grows), so `top` is loaded only when one of the two may be reached
+        // (proofs-notes/fast-paths.md#the-push-without-top). A growable
+        // worker's limit is `i64::MAX`, which that difference never reaches.
+        if bottom >= self.end.get() || bottom - self.top_seen.get() >= self.limit.get() {
+            return self.push_loading_top(bottom, task);
         }
-        if bottom >= self.end.get() {
-            let top = self.load_top_in_push();
-            self.push_into_next_lap(bottom, top, task);
-        } else {
-            self.write_and_publish(self.buffer(), bottom, task);
-        }
+        self.write_and_publish(self.buffer(), bottom, task);
         Ok(())
     }
 
-    /// Whether a bounded worker holds `limit` tasks: `bottom - top_seen`
-    /// bounds the length from above (`top` never decreases), so `top` is
-    /// loaded again only when that bound reaches the limit.
-    #[inline(always)]
-    fn at_bound(&self, bottom: i64) -> bool {
-        if bottom - self.top_seen.get() < self.limit.get() {
-            return false;
-        }
-        let top = self.load_top_in_push();
-        self.top_seen.set(top);
-        bottom - top >= self.limit.get()
-    }
-
-    /// Push's load of `top`.
-    #[inline(always)]
-    fn load_top_in_push(&self) -> i64 {
+    /// Lê et al.'s push, with its load of `top`: for a push at the end of
+    /// the lap, or by a bounded worker whose last look at `top` shows it
+    /// full. Out of line, so that the common push stays small enough for a
+    /// scheduler's own push to be inlined around it.
+    #[cold]
+    #[inline(never)]
+    fn push_loading_top(&self, bottom: i64, task: T) -> Result<(), T> {
         let inner = &*self.inner;
         // Ordering: Acquire, as in Lê et al., where it orders a thief's read
         // of a slot before the owner rewrites it after wrapping around. Our
         // buffers never wrap, so it guards nothing here; kept so that the
         // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
-        inner
+        let top = inner
             .top
-            .load(choose!(inner.policy, PushTopAcquire, Acquire, Relaxed))
+            .load(choose!(inner.policy, PushTopAcquire, Acquire, Relaxed));
+        self.top_seen.set(top);
+        if bottom - top >= self.limit.get() {
+            return Err(task); // bounded and full
+        }
+        if bottom >= self.end.get() {
+            self.push_into_next_lap(bottom, top, task);
+        } else {
+            self.write_and_publish(self.buffer(), bottom, task);
+        }
+        Ok(())
     }
 
     /// The end of push: writes `task` into the slot of `bottom` and

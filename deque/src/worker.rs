@@ -60,8 +60,8 @@ pub struct Worker<T> {
     /// A bounded worker hands a task back when `bottom - top` reaches it;
     /// `i64::MAX` (never) for a growable one.
     pub(crate) limit: Cell<i64>,
-    /// The last value of `top` a bounded worker's push loaded: at most
-    /// `top`, which never decreases (bounded workers only).
+    /// The last value of `top` a push loaded: at most `top`, which never
+    /// decreases, so `bottom - top_seen` is at least the deque's length.
     pub(crate) top_seen: Cell<i64>,
     pub(crate) bounded: bool,
     /// The buffer never shrinks below this many slots.
