@@ -166,7 +166,10 @@ impl<T> Stealer<T> {
                 },
             };
         }
-        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
+        let Some(top) = self.look_for_a_task() else {
+            return Steal::Empty;
+        };
+        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty(top) else {
             return Steal::Empty;
         };
         let first = match self.snapshot(&hazard, buffer, top, bottom) {

@@ -565,13 +565,22 @@ impl<T> Stealer<T> {
     /// assert_eq!(stealer.steal(), Steal::Success(1));
     /// assert_eq!(stealer.steal(), Steal::Empty);
     /// ```
-    // Always inlined: its hot path is a few dozen instructions once the
-    // rare ones are out of line (`protect_again`, the borrowed record), and
-    // a call would cost a third of them (docs/benchmarks.md, "The steal,
-    // instruction by instruction").
+    // The empty look is inlined into the caller and the rest is not: a
+    // scheduler that pops and then steals from its own deque (rayon's
+    // `take_local_job`) otherwise pays for the whole steal's registers on
+    // every pop (docs/benchmarks.md, "The steal out of line").
     #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
-        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty() else {
+        match self.look_for_a_task() {
+            Some(top) => self.steal_from(top),
+            None => Steal::Empty,
+        }
+    }
+
+    /// The steal after a look that showed a task at `top`.
+    #[inline(never)]
+    fn steal_from(&self, top: i64) -> Steal<T> {
+        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty(top) else {
             return Steal::Empty;
         };
         let seen = match self.snapshot(&hazard, buffer, top, bottom) {
@@ -596,23 +605,34 @@ impl<T> Stealer<T> {
         Steal::Success(unsafe { task.assume_init() })
     }
 
-    /// Lê et al.'s first loads (top, the SeqCst fence, bottom), with this
-    /// thread's hazard slot announcing the buffer before the fence, so that
-    /// the one fence serves both the algorithm and reclamation; then the
-    /// buffer pointer again, which must still be the announced one
-    /// (proofs-notes/reclamation.md#hazard-slots). `None` if the deque
-    /// looked empty.
+    /// Lê et al.'s first load, `top`, then the thief's empty look: `None`
+    /// if `bottom` shows no task, before any hazard slot or fence.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn protect_if_not_empty(&self) -> Option<(Hazard, *mut Buffer<T>, i64, i64)> {
+    pub(crate) fn look_for_a_task(&self) -> Option<i64> {
         let inner = &*self.inner;
-        let policy = inner.policy;
         let top = self.load_top();
         // Ordering: Relaxed: an `Empty` needs only coherence, no fence
         // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
         if top >= inner.bottom.load(Relaxed) {
             return None;
         }
+        Some(top)
+    }
+
+    /// The rest of Lê et al.'s first loads after `top` (the SeqCst fence,
+    /// bottom), with this thread's hazard slot announcing the buffer before
+    /// the fence, so that the one fence serves both the algorithm and
+    /// reclamation; then the buffer pointer again, which must still be the
+    /// announced one (proofs-notes/reclamation.md#hazard-slots). `None` if
+    /// the deque looked empty after the fence.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn protect_if_not_empty(
+        &self,
+        top: i64,
+    ) -> Option<(Hazard, *mut Buffer<T>, i64, i64)> {
+        let inner = &*self.inner;
+        let policy = inner.policy;
         // Ordering: Relaxed: only the value to announce; the Acquire load
         // after the fence checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).
