@@ -173,10 +173,10 @@ impl<T> Worker<T> {
         // Lê et al.'s push loads `top` to see whether the circular array is
         // full. A buffer that never wraps is full only at its lap's end, and
         // `bottom - top_seen` bounds the length from above (`top` only
-        // grows), so `top` is loaded only when one of the two may be reached
-        // (proofs-notes/fast-paths.md#the-push-without-top). A growable
-        // worker's limit is `i64::MAX`, which that difference never reaches.
-        if bottom >= self.end.get() || bottom - self.top_seen.get() >= self.limit.get() {
+        // grows), so `top` is loaded only when `bottom` reaches the lesser of
+        // the two limits, `push_until`
+        // (proofs-notes/fast-paths.md#the-push-without-top).
+        if bottom >= self.push_until.get() {
             return self.push_loading_top(bottom, task);
         }
         self.write_and_publish(self.buffer(), bottom, task);
@@ -207,7 +207,16 @@ impl<T> Worker<T> {
         } else {
             self.write_and_publish(self.buffer(), bottom, task);
         }
+        self.refresh_push_until();
         Ok(())
+    }
+
+    /// `push_until` from the lap's end and the last `top` a push loaded.
+    /// Too small is only slower (the next push loads `top`), never wrong.
+    #[inline]
+    pub(crate) fn refresh_push_until(&self) {
+        let bound = self.top_seen.get().saturating_add(self.limit.get());
+        self.push_until.set(self.end.get().min(bound));
     }
 
     /// The end of push: writes `task` into the slot of `bottom` and
@@ -306,6 +315,7 @@ impl<T> Worker<T> {
             unsafe { new_buffer.copy_slot(old, index, index) };
         }
         self.end.set(new_buffer.end());
+        self.refresh_push_until();
         let old = self.buffer.replace(new);
         if new_capacity != old_capacity {
             // A resize starts the hysteresis afresh; a move to the next lap

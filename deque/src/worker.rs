@@ -63,6 +63,10 @@ pub struct Worker<T> {
     /// The last value of `top` a push loaded: at most `top`, which never
     /// decreases, so `bottom - top_seen` is at least the deque's length.
     pub(crate) top_seen: Cell<i64>,
+    /// A push at a `bottom` below this needs no look at `top`: the lesser of
+    /// `end` and `top_seen + limit` (`i64::MAX` for a growable worker, so
+    /// then `end`), or anything smaller.
+    pub(crate) push_until: Cell<i64>,
     pub(crate) bounded: bool,
     /// The buffer never shrinks below this many slots.
     pub(crate) min_capacity: usize,
@@ -237,6 +241,7 @@ impl<T> Worker<T> {
             end: Cell::new(end),
             limit: Cell::new(limit),
             top_seen: Cell::new(first_index),
+            push_until: Cell::new(end.min(first_index.saturating_add(limit))),
             bounded,
             min_capacity: buffer_capacity,
             pops_until_shrink: Cell::new(buffer_capacity / 2),
