@@ -235,20 +235,23 @@ impl<T> Worker<T> {
         // the pointer itself
         // (proofs-notes/reclamation.md#the-owners-cached-buffer-pointer).
         let buffer = Cell::new(inner.buffer.load(Relaxed));
-        Worker {
+        let worker = Worker {
             inner,
             buffer,
             end: Cell::new(end),
             limit: Cell::new(limit),
             top_seen: Cell::new(first_index),
-            push_until: Cell::new(end.min(first_index.saturating_add(limit))),
+            // Set just below, by the same rule as every later change.
+            push_until: Cell::new(first_index),
             bounded,
             min_capacity: buffer_capacity,
             pops_until_shrink: Cell::new(buffer_capacity / 2),
             shrink_after: Cell::new(buffer_capacity / 2),
             shrink_below: Cell::new(shrink_threshold(bounded, buffer_capacity, buffer_capacity)),
             _not_sync: PhantomData,
-        }
+        };
+        worker.refresh_push_until();
+        worker
     }
 
     /// Creates a stealer for this worker's deque. Stealers can be cloned and
