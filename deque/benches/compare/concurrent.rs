@@ -88,21 +88,7 @@ struct Stage {
     stolen: AtomicU64,
 }
 
-/// Spins briefly, then yields: the machine has two cores and four threads
-/// may be waiting at once. A long spin is worse here: when another user's
-/// job takes one core, the waiting thread would burn the timeslice that the
-/// working thread needs.
-pub fn wait_until(mut condition: impl FnMut() -> bool) {
-    let mut spins = 0u32;
-    while !condition() {
-        if spins < 64 {
-            std::hint::spin_loop();
-            spins += 1;
-        } else {
-            std::thread::yield_now();
-        }
-    }
-}
+pub use chase_lev_bench::wait_until;
 
 /// Runs `rounds` rounds of `scenario` with `tasks` tasks each and returns the
 /// time they took, as criterion's `iter_custom` wants.
