@@ -11,6 +11,13 @@
 # Usage: deque/benches/rayon_on_chase_lev.sh [runs]   (default 11 per build
 # and workload). Needs only cargo, coreutils and awk;
 # crossbeam-deque is fetched from crates.io for the unpatched build.
+#
+# With RAYON_WITHOUT_POP_FENCE=1, a third build joins the rotation: chase-lev
+# with the SeqCst fence of the owner's pop removed, an incorrect deque (a
+# thief and the owner can both take a task: mutant `take-fence`) built only
+# to bound what any pop with fewer barriers (a split deque's private pops,
+# proofs-notes/fast-paths.md) could gain rayon. Its binary is never a
+# candidate: `check` is not run on it.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -40,6 +47,33 @@ cp tests/drop-in/Cargo.lock "$unpatched/Cargo.lock"
 cp "$unpatched/target/release/rayon-on-chase-lev" "$work/on-crossbeam"
 (cd "$unpatched" && cargo tree -e normal -i crossbeam-deque --depth 0)
 
+builds=(on-chase-lev on-crossbeam)
+if [[ "${RAYON_WITHOUT_POP_FENCE:-0}" == 1 ]]; then
+    echo "building the bound: chase-lev without its pop fence (incorrect, for measurement only)"
+    bound="$work/without-pop-fence-tree"
+    rm -rf "$bound"
+    mkdir -p "$bound/deque" "$bound/tests/drop-in"
+    cp -r deque/Cargo.toml deque/src deque/tests "$bound/deque/"
+    cp -r tests/drop-in/Cargo.toml tests/drop-in/Cargo.lock tests/drop-in/crossbeam-deque \
+        tests/drop-in/rayon-on-chase-lev "$bound/tests/drop-in/"
+    rm -rf "$bound/tests/drop-in/rayon-on-chase-lev/target"
+    # A workspace of the deque alone, for its inherited settings.
+    awk '/^members = \[/ {print "members = [\"deque\"]"; skip = 1; next}
+         skip && /^\]/ {skip = 0; next}
+         skip || /^exclude = / {next}
+         {print}' Cargo.toml >"$bound/Cargo.toml"
+    fence='fence_if(choose!(policy, TakeFence, Some(SeqCst), None));'
+    grep -qF "$fence" "$bound/deque/src/deque.rs" || {
+        echo "the pop's fence line is not in deque/src/deque.rs any more: update this script" >&2
+        exit 1
+    }
+    sed -i "s/fence_if(choose!(policy, TakeFence, Some(SeqCst), None));/fence_if(None);/" \
+        "$bound/deque/src/deque.rs"
+    (cd "$bound/tests/drop-in" && cargo build --quiet --locked --release -p rayon-on-chase-lev)
+    cp "$bound/tests/drop-in/target/release/rayon-on-chase-lev" "$work/without-pop-fence"
+    builds+=(without-pop-fence)
+fi
+
 "$work/on-chase-lev" check >/dev/null
 "$work/on-crossbeam" check --any-deque >/dev/null
 
@@ -59,7 +93,8 @@ samples="$work/samples"
 echo "running: $runs runs per build and workload, alternating"
 for ((run = 0; run < runs; run++)); do
     for workload in "${workloads[@]}"; do
-        if ((run % 2 == 0)); then order=(on-chase-lev on-crossbeam); else order=(on-crossbeam on-chase-lev); fi
+        # Each build goes first in turn.
+        order=("${builds[@]:run % ${#builds[@]}}" "${builds[@]:0:run % ${#builds[@]}}")
         for build in "${order[@]}"; do
             nanoseconds=$("$work/$build" bench "$workload" | awk '{print $2}')
             echo "$workload $build $nanoseconds" >>"$samples"
@@ -74,11 +109,21 @@ median() { # median of the numbers on stdin
 echo
 echo "rayon $(awk -F'"' '/^name = "rayon"$/ {getline; print $2}' tests/drop-in/Cargo.lock) on $(nproc) CPUs; median of $runs runs each (ms, in-process timing of the parallel part)"
 echo
-echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam |"
-echo "|---|---:|---:|---:|"
+if ((${#builds[@]} == 3)); then
+    echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam | without the pop fence (incorrect) | its ratio to crossbeam |"
+    echo "|---|---:|---:|---:|---:|---:|"
+else
+    echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam |"
+    echo "|---|---:|---:|---:|"
+fi
 for workload in "${workloads[@]}"; do
     mine=$(awk -v w="$workload" '$1 == w && $2 == "on-chase-lev" {print $3}' "$samples" | median)
     theirs=$(awk -v w="$workload" '$1 == w && $2 == "on-crossbeam" {print $3}' "$samples" | median)
-    awk -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
-        'BEGIN {printf "| %s | %.1f | %.1f | %.2f |\n", name, a / 1e6, b / 1e6, a / b}'
+    row=$(awk -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
+        'BEGIN {printf "| %s | %.1f | %.1f | %.2f |", name, a / 1e6, b / 1e6, a / b}')
+    if ((${#builds[@]} == 3)); then
+        unfenced=$(awk -v w="$workload" '$1 == w && $2 == "without-pop-fence" {print $3}' "$samples" | median)
+        row+=$(awk -v c="$unfenced" -v b="$theirs" 'BEGIN {printf " %.1f | %.2f |", c / 1e6, c / b}')
+    fi
+    echo "$row"
 done
