@@ -1,13 +1,14 @@
 //! One producer pushing while one thief steals, outside the compare bench:
-//! st3, chase-lev as shipped, and the steal of Lê et al. written out bare
-//! (a fixed ring, no reclamation, no empty look), with and without its
-//! SeqCst fence. The bare ring says how much of the gap to st3 is the
-//! paper's algorithm and how much is what chase-lev adds to it; without the
-//! fence it is incorrect (a thief and a popping owner can both take the
-//! last task) and here only because this scenario never pops.
+//! st3, chase-lev as shipped (`Worker::new_lifo`, 256 slots, and
+//! `with_capacity(65536)`), and the steal of Lê et al. written out bare (a
+//! fixed ring, no reclamation, no empty look), with and without its SeqCst
+//! fence. The bare ring says how much of the gap to st3 is the paper's
+//! algorithm and how much is what chase-lev adds to it. Without the fence
+//! it is incorrect (a thief and a popping owner can both take the last
+//! task); it is measured here only because this scenario never pops.
 //!
 //! `cargo run --release -p chase-lev-bench --example producer_thief`: the
-//! four take turns, `PRODUCER_THIEF_TURNS` turns (default 8) of 400 rounds,
+//! five take turns, `PRODUCER_THIEF_TURNS` turns (default 8) of 400 rounds,
 //! each round 10,000 pushes and as many steals; per turn the fastest round,
 //! in ns per task. The turns' figures are printed in order of size: on this
 //! 2-core machine they fall in two groups (the two threads' placement), so
@@ -202,6 +203,6 @@ fn main() {
     for (name, mut values) in names.into_iter().zip(figures) {
         values.sort_by(f64::total_cmp);
         let shown: Vec<String> = values.iter().map(|ns| format!("{ns:.2}")).collect();
-        println!("  {name:<20} {}", shown.join(" "));
+        println!("  {name:<24} {}", shown.join(" "));
     }
 }
