@@ -31,23 +31,38 @@ pub enum Scenario {
     BatchOwnerPops,
     /// The owner pushes every task while three thieves batch-steal them.
     ProducerThreeThieves,
+    /// As `ProducerThreeThieves`, the thieves stealing one task at a time:
+    /// not a target row, the same race without the batches' claim per task.
+    ProducerThreeThievesOneByOne,
 }
 
 impl Scenario {
     fn thieves(self) -> usize {
         match self {
-            Scenario::ProducerThreeThieves => 3,
+            Scenario::ProducerThreeThieves | Scenario::ProducerThreeThievesOneByOne => 3,
             _ => 1,
         }
     }
     fn owner_prefills(self) -> bool {
-        self != Scenario::ProducerThreeThieves
+        !self.owner_produces()
+    }
+    /// The owner pushes during the round (and never pops).
+    fn owner_produces(self) -> bool {
+        matches!(
+            self,
+            Scenario::ProducerThreeThieves | Scenario::ProducerThreeThievesOneByOne
+        )
     }
     pub fn owner_pops(self) -> bool {
         matches!(self, Scenario::StealOwnerPops | Scenario::BatchOwnerPops)
     }
     fn batch(self) -> bool {
-        !matches!(self, Scenario::StealOwnerIdle | Scenario::StealOwnerPops)
+        !matches!(
+            self,
+            Scenario::StealOwnerIdle
+                | Scenario::StealOwnerPops
+                | Scenario::ProducerThreeThievesOneByOne
+        )
     }
     pub fn label(self) -> &'static str {
         match self {
@@ -56,6 +71,7 @@ impl Scenario {
             Scenario::BatchOwnerIdle => "batch steal, owner idle",
             Scenario::BatchOwnerPops => "batch steal, owner pops",
             Scenario::ProducerThreeThieves => "1 producer + 3 thieves",
+            Scenario::ProducerThreeThievesOneByOne => "1 producer + 3 thieves, one by one",
         }
     }
 }
@@ -147,7 +163,7 @@ pub fn run_rounds<C: Contender>(
                     popped_in_round += 1;
                 }
             }
-            if scenario == Scenario::ProducerThreeThieves {
+            if scenario.owner_produces() {
                 for task in 0..tasks {
                     C::push(&owner, black_box(task));
                 }
@@ -210,7 +226,7 @@ fn thief_loop<C: Contender>(scenario: Scenario, tasks: u64, thief: &C::Thief, st
                 }
                 Taken::Retry => retries += 1,
                 Taken::Empty => {
-                    if scenario != Scenario::ProducerThreeThieves {
+                    if !scenario.owner_produces() {
                         // Nobody pushes during the round: empty is final.
                         break;
                     }
@@ -243,17 +259,17 @@ pub fn print_retry_table() {
     println!();
     println!("Steal attempts, summed over every round of the run (warm-up included):");
     println!(
-        "| {:<24} | {:<15} | {:>8} | {:>12} | {:>10} | {:>8} | {:>14} |",
+        "| {:<34} | {:<15} | {:>8} | {:>12} | {:>10} | {:>8} | {:>14} |",
         "scenario", "deque", "rounds", "attempts", "Retry", "Retry %", "stolen / total"
     );
     println!(
-        "|{:-<26}|{:-<17}|{:->10}|{:->14}|{:->12}|{:->10}|{:->16}|",
+        "|{:-<36}|{:-<17}|{:->10}|{:->14}|{:->12}|{:->10}|{:->16}|",
         "", "", "", "", "", "", ""
     );
     for ((scenario, deque), tally) in tallies.iter() {
         let total = tally.stolen_by_thieves + tally.popped_by_owner;
         println!(
-            "| {:<24} | {:<15} | {:>8} | {:>12} | {:>10} | {:>7.2}% | {:>13.1}% |",
+            "| {:<34} | {:<15} | {:>8} | {:>12} | {:>10} | {:>7.2}% | {:>13.1}% |",
             scenario,
             deque,
             tally.rounds,

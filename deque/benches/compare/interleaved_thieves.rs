@@ -25,12 +25,13 @@ use crate::concurrent::{run_rounds, Scenario};
 use crate::contenders::{ChaseLev, Contender, Crossbeam, St3};
 use crate::ratios::{print_row, print_separator};
 
-pub const SCENARIOS: [Scenario; 5] = [
+pub const SCENARIOS: [Scenario; 6] = [
     Scenario::StealOwnerIdle,
     Scenario::StealOwnerPops,
     Scenario::BatchOwnerIdle,
     Scenario::BatchOwnerPops,
     Scenario::ProducerThreeThieves,
+    Scenario::ProducerThreeThievesOneByOne,
 ];
 
 /// Rounds each deque runs per turn, after one that is not kept: a fresh
@@ -202,7 +203,7 @@ pub fn print_interleaved_thief_table(
 }
 
 /// The columns of both tables of this file.
-const TABLE_WIDTHS: [usize; 11] = [24, 6, 9, 7, 9, 5, 10, 14, 8, 14, 17];
+const TABLE_WIDTHS: [usize; 11] = [34, 6, 9, 7, 9, 5, 10, 14, 8, 14, 17];
 
 /// The header of a table of this file, whose last column is `last`.
 fn print_header(last: &str) {

@@ -19,7 +19,7 @@
 //!   (default 400; see `interleaved.rs`);
 //! - `CHASE_LEV_BENCH_THIEF_TURNS`: turns of 4 rounds per deque and
 //!   scenario in the interleaved table of the scenarios with thieves
-//!   (default 200, about 10 s; see `interleaved_thieves.rs`; 0 skips it);
+//!   (default 200, about 12 s; see `interleaved_thieves.rs`; 0 skips it);
 //! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
 //!   scenario in the interleaved injector table (default 30; see
 //!   `injector.rs`; 0 skips it).

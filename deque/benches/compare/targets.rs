@@ -212,6 +212,22 @@ pub fn print_targets_table(
         let [mine, st3, crossbeam] = fastest(group);
         rows.push(st3_row(label, target, mine, st3, crossbeam));
     }
+    {
+        // Not a target: the producer row's race with single steals, which
+        // claim one task per CAS in every deque, so that the batch's claim
+        // per task from a LIFO worker (the row above) shows apart
+        // (docs/benchmarks.md#two-bounds-for-the-rows-not-met).
+        let [mine, st3, crossbeam] = fastest("1 producer + 3 thieves, one by one");
+        rows.push([
+            "same, thieves stealing one by one (ns/task)".into(),
+            "(no target)".into(),
+            two(mine),
+            two(st3),
+            two(crossbeam),
+            two(ratio(mine, st3)),
+            "-".into(),
+        ]);
+    }
     for (label, target) in [
         (
             "rayon on chase-lev / on crossbeam-deque, every workload",
