@@ -6,9 +6,13 @@
 //! algorithm and how much is what chase-lev adds to it. Without the fence
 //! it is incorrect (a thief and a popping owner can both take the last
 //! task); it is measured here only because this scenario never pops.
+//! Then st3 and chase-lev with the thief batch-stealing into a deque of its
+//! own, as the compare bench's producer row does: from a LIFO worker
+//! chase-lev claims each task of a batch with its own fence and CAS
+//! (proofs-notes/linearizability.md#batch-steal), st3 a batch with one CAS.
 //!
 //! `cargo run --release -p chase-lev-bench --example producer_thief`: the
-//! five take turns, `PRODUCER_THIEF_TURNS` turns (default 8) of 400 rounds,
+//! seven take turns, `PRODUCER_THIEF_TURNS` turns (default 8) of 400 rounds,
 //! each round 10,000 pushes and as many steals; per turn the fastest round,
 //! in ns per task. The turns' figures are printed in order of size: on this
 //! 2-core machine they fall in two groups (the two threads' placement), so
@@ -108,6 +112,48 @@ impl Thief for St3Thief {
     }
 }
 
+/// A thief that batch-steals into a deque of its own and pops that first,
+/// as the compare bench's producer row does: `steal_batch_and_pop`, or
+/// st3's `steal_and_pop` of half the tasks (at most 32, the bench's limit).
+struct ChaseLevBatch {
+    stealer: chase_lev::Stealer<u64>,
+    mine: chase_lev::Worker<u64>,
+}
+
+impl Thief for ChaseLevBatch {
+    #[inline(always)]
+    fn steal(&self) -> Option<Option<u64>> {
+        if let Some(task) = self.mine.pop() {
+            return Some(Some(task));
+        }
+        match self.stealer.steal_batch_and_pop(&self.mine) {
+            chase_lev::Steal::Success(task) => Some(Some(task)),
+            chase_lev::Steal::Retry => Some(None),
+            chase_lev::Steal::Empty => None,
+        }
+    }
+}
+
+struct St3Batch(St3Thief);
+
+impl Thief for St3Batch {
+    #[inline(always)]
+    fn steal(&self) -> Option<Option<u64>> {
+        let St3Batch(thief) = self;
+        if let Some(task) = thief.scratch.pop() {
+            return Some(Some(task));
+        }
+        match thief
+            .stealer
+            .steal_and_pop(&thief.scratch, |available| available.div_ceil(2).min(32))
+        {
+            Ok((task, _)) => Some(Some(task)),
+            Err(st3::StealError::Busy) => Some(None),
+            Err(st3::StealError::Empty) => None,
+        }
+    }
+}
+
 struct Stage {
     round: CachePadded<AtomicU64>,
     finished: CachePadded<AtomicU64>,
@@ -163,17 +209,22 @@ fn run(thief: impl Thief, push: impl Fn(u64)) -> f64 {
     fastest.as_secs_f64() * 1e9 / TASKS as f64
 }
 
-fn run_st3() -> f64 {
+fn run_st3(batch: bool) -> f64 {
     let worker = st3::lifo::Worker::new(2 * TASKS as usize);
     let thief = St3Thief {
         stealer: worker.stealer(),
         scratch: st3::lifo::Worker::new(256),
     };
-    run(thief, |task| {
+    let push = |task| {
         if worker.push(task).is_err() {
             panic!("st3 sized too small")
         }
-    })
+    };
+    if batch {
+        run(St3Batch(thief), push)
+    } else {
+        run(thief, push)
+    }
 }
 
 fn main() {
@@ -186,10 +237,12 @@ fn main() {
         "bare ring, fence",
         "bare ring, no fence",
         "chase-lev, 65536 slots",
+        "st3, batch",
+        "chase-lev, batch",
     ];
-    let mut figures: [Vec<f64>; 5] = Default::default();
+    let mut figures: [Vec<f64>; 7] = Default::default();
     for _ in 0..turns {
-        figures[0].push(run_st3());
+        figures[0].push(run_st3(false));
         let worker = chase_lev::Worker::new_lifo();
         figures[1].push(run(worker.stealer(), |task| worker.push(task)));
         let fenced = BareRing::<true>::new();
@@ -198,6 +251,13 @@ fn main() {
         figures[3].push(run(&unfenced, |task| unfenced.push(task)));
         let sized = chase_lev::Worker::with_capacity(1 << 16);
         figures[4].push(run(sized.stealer(), |task| sized.push(task)));
+        figures[5].push(run_st3(true));
+        let worker = chase_lev::Worker::new_lifo();
+        let thief = ChaseLevBatch {
+            stealer: worker.stealer(),
+            mine: chase_lev::Worker::new_lifo(),
+        };
+        figures[6].push(run(thief, |task| worker.push(task)));
     }
     println!("1 producer + 1 thief, fastest round of each turn (ns per task), in order:");
     for (name, mut values) in names.into_iter().zip(figures) {
