@@ -22,6 +22,7 @@ use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use chase_lev_bench::contenders::{ChaseLev, Contender, St3, Taken};
 use chase_lev_bench::wait_until;
 use crossbeam_utils::CachePadded;
 
@@ -84,72 +85,32 @@ impl<const FENCE: bool> Thief for &BareRing<FENCE> {
     }
 }
 
-impl Thief for chase_lev::Stealer<u64> {
+/// A thief of one of the compare bench's contenders, with a deque of its
+/// own (`Contender::steal`'s scratch, or the destination of its batches,
+/// which it pops first), as the compare bench's thieves do.
+struct ContenderThief<C: Contender> {
+    thief: C::Thief,
+    mine: C::Owner,
+    batch: bool,
+}
+
+impl<C: Contender> Thief for ContenderThief<C> {
     #[inline(always)]
     fn steal(&self) -> Option<Option<u64>> {
-        match chase_lev::Stealer::steal(self) {
-            chase_lev::Steal::Success(task) => Some(Some(task)),
-            chase_lev::Steal::Retry => Some(None),
-            chase_lev::Steal::Empty => None,
+        if self.batch {
+            if let Some(task) = C::pop(&self.mine) {
+                return Some(Some(task));
+            }
         }
-    }
-}
-
-/// st3 steals into a worker of the thief's own.
-struct St3Thief {
-    stealer: st3::lifo::Stealer<u64>,
-    scratch: st3::lifo::Worker<u64>,
-}
-
-impl Thief for St3Thief {
-    #[inline(always)]
-    fn steal(&self) -> Option<Option<u64>> {
-        match self.stealer.steal_and_pop(&self.scratch, |_| 1) {
-            Ok((task, _)) => Some(Some(task)),
-            Err(st3::StealError::Busy) => Some(None),
-            Err(st3::StealError::Empty) => None,
-        }
-    }
-}
-
-/// A thief that batch-steals into a deque of its own and pops that first,
-/// as the compare bench's producer row does: `steal_batch_and_pop`, or
-/// st3's `steal_and_pop` of half the tasks (at most 32, the bench's limit).
-struct ChaseLevBatch {
-    stealer: chase_lev::Stealer<u64>,
-    mine: chase_lev::Worker<u64>,
-}
-
-impl Thief for ChaseLevBatch {
-    #[inline(always)]
-    fn steal(&self) -> Option<Option<u64>> {
-        if let Some(task) = self.mine.pop() {
-            return Some(Some(task));
-        }
-        match self.stealer.steal_batch_and_pop(&self.mine) {
-            chase_lev::Steal::Success(task) => Some(Some(task)),
-            chase_lev::Steal::Retry => Some(None),
-            chase_lev::Steal::Empty => None,
-        }
-    }
-}
-
-struct St3Batch(St3Thief);
-
-impl Thief for St3Batch {
-    #[inline(always)]
-    fn steal(&self) -> Option<Option<u64>> {
-        let St3Batch(thief) = self;
-        if let Some(task) = thief.scratch.pop() {
-            return Some(Some(task));
-        }
-        match thief
-            .stealer
-            .steal_and_pop(&thief.scratch, |available| available.div_ceil(2).min(32))
-        {
-            Ok((task, _)) => Some(Some(task)),
-            Err(st3::StealError::Busy) => Some(None),
-            Err(st3::StealError::Empty) => None,
+        let taken = if self.batch {
+            C::steal_batch_and_pop(&self.thief, &self.mine)
+        } else {
+            C::steal(&self.thief, &self.mine)
+        };
+        match taken {
+            Taken::Task(task) => Some(Some(task)),
+            Taken::Retry => Some(None),
+            Taken::Empty => None,
         }
     }
 }
@@ -209,22 +170,14 @@ fn run(thief: impl Thief, push: impl Fn(u64)) -> f64 {
     fastest.as_secs_f64() * 1e9 / TASKS as f64
 }
 
-fn run_st3(batch: bool) -> f64 {
-    let worker = st3::lifo::Worker::new(2 * TASKS as usize);
-    let thief = St3Thief {
-        stealer: worker.stealer(),
-        scratch: st3::lifo::Worker::new(256),
+/// `run` for one of the contenders' deques, `owner`, and a thief of it.
+fn run_contender<C: Contender>(owner: C::Owner, batch: bool) -> f64 {
+    let thief = ContenderThief::<C> {
+        thief: C::thief(&owner),
+        mine: C::owner(64),
+        batch,
     };
-    let push = |task| {
-        if worker.push(task).is_err() {
-            panic!("st3 sized too small")
-        }
-    };
-    if batch {
-        run(St3Batch(thief), push)
-    } else {
-        run(thief, push)
-    }
+    run(thief, |task| C::push(&owner, task))
 }
 
 fn main() {
@@ -242,22 +195,17 @@ fn main() {
     ];
     let mut figures: [Vec<f64>; 7] = Default::default();
     for _ in 0..turns {
-        figures[0].push(run_st3(false));
-        let worker = chase_lev::Worker::new_lifo();
-        figures[1].push(run(worker.stealer(), |task| worker.push(task)));
+        // st3 is bounded: room for a whole round, twice.
+        figures[0].push(run_contender::<St3>(St3::owner(2 * TASKS as usize), false));
+        figures[1].push(run_contender::<ChaseLev>(ChaseLev::owner(0), false));
         let fenced = BareRing::<true>::new();
         figures[2].push(run(&fenced, |task| fenced.push(task)));
         let unfenced = BareRing::<false>::new();
         figures[3].push(run(&unfenced, |task| unfenced.push(task)));
         let sized = chase_lev::Worker::with_capacity(1 << 16);
-        figures[4].push(run(sized.stealer(), |task| sized.push(task)));
-        figures[5].push(run_st3(true));
-        let worker = chase_lev::Worker::new_lifo();
-        let thief = ChaseLevBatch {
-            stealer: worker.stealer(),
-            mine: chase_lev::Worker::new_lifo(),
-        };
-        figures[6].push(run(thief, |task| worker.push(task)));
+        figures[4].push(run_contender::<ChaseLev>(sized, false));
+        figures[5].push(run_contender::<St3>(St3::owner(2 * TASKS as usize), true));
+        figures[6].push(run_contender::<ChaseLev>(ChaseLev::owner(0), true));
     }
     println!("1 producer + 1 thief, fastest round of each turn (ns per task), in order:");
     for (name, mut values) in names.into_iter().zip(figures) {
