@@ -18,12 +18,22 @@
 # to bound what any pop with fewer barriers (a split deque's private pops,
 # proofs-notes/fast-paths.md) could gain rayon. Its binary is never a
 # candidate: `check` is not run on it.
+#
+# Both builds fix their code alignment (functions at 64 bytes, blocks that
+# are jumped to at 32), so that where the linker happens to put the hot loops
+# moves the two binaries less: the control row, the same serial code in both,
+# drifted up to 1.13x without it. Set RUSTFLAGS to build otherwise.
+#
+# The medians also go to $CARGO_TARGET_DIR/rayon-on-chase-lev.tsv (default:
+# target/), which the compare bench's targets table reads for its rayon rows.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 runs="${1:-11}"
+export RUSTFLAGS="${RUSTFLAGS--C llvm-args=-align-all-functions=6 -C llvm-args=-align-all-nofallthru-blocks=5}"
 root="$PWD"
-work="${CARGO_TARGET_DIR:-$root/target}/rayon-on-chase-lev-bench"
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+work="$target_dir/rayon-on-chase-lev-bench"
 mkdir -p "$work"
 
 echo "building rayon on chase-lev (tests/drop-in, through [patch.crates-io])"
@@ -116,9 +126,16 @@ else
     echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam |"
     echo "|---|---:|---:|---:|"
 fi
+tsv="$target_dir/rayon-on-chase-lev.tsv"
+{
+    echo "# $runs alternating runs per build, $(nproc) CPUs, RUSTFLAGS=\"$RUSTFLAGS\", at $(git rev-parse --short HEAD 2>/dev/null || echo 'an unknown commit')$(git diff --quiet HEAD -- deque tests/drop-in 2>/dev/null || echo ' with uncommitted changes')"
+    printf 'workload\tdescription\ton_chase_lev_ms\ton_crossbeam_ms\n'
+} >"$tsv.partial"
 for workload in "${workloads[@]}"; do
     mine=$(awk -v w="$workload" '$1 == w && $2 == "on-chase-lev" {print $3}' "$samples" | median)
     theirs=$(awk -v w="$workload" '$1 == w && $2 == "on-crossbeam" {print $3}' "$samples" | median)
+    awk -v w="$workload" -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
+        'BEGIN {printf "%s\t%s\t%.3f\t%.3f\n", w, name, a / 1e6, b / 1e6}' >>"$tsv.partial"
     row=$(awk -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
         'BEGIN {printf "| %s | %.1f | %.1f | %.2f |", name, a / 1e6, b / 1e6, a / b}')
     if ((${#builds[@]} == 3)); then
@@ -127,3 +144,6 @@ for workload in "${workloads[@]}"; do
     fi
     echo "$row"
 done
+mv "$tsv.partial" "$tsv"
+echo
+echo "(medians written to $tsv, for the compare bench's targets table)"
