@@ -24,6 +24,11 @@
 # moves the two binaries less: the control row, the same serial code in both,
 # drifted up to 1.13x without it. Set RUSTFLAGS to build otherwise.
 #
+# With RAYON_CALLGRIND=1 (needs valgrind), each build also runs each
+# workload once on one thread (RAYON_NUM_THREADS=1) under callgrind: the
+# instructions of the whole process (start-up, input and check included,
+# the same code in both builds), exact and repeatable where times are not.
+#
 # The medians also go to $CARGO_TARGET_DIR/rayon-on-chase-lev.tsv (default:
 # target/), which the compare bench's targets table reads for its rayon rows.
 set -euo pipefail
@@ -107,37 +112,81 @@ for ((run = 0; run < runs; run++)); do
         order=("${builds[@]:run % ${#builds[@]}}" "${builds[@]:0:run % ${#builds[@]}}")
         for build in "${order[@]}"; do
             nanoseconds=$("$work/$build" bench "$workload" | awk '{print $2}')
-            echo "$workload $build $nanoseconds" >>"$samples"
+            echo "$workload $build $nanoseconds $run" >>"$samples"
         done
     done
 done
 
+# Instructions of one process, on one thread, under callgrind.
+instructions() { # instructions <build> <workload>
+    RAYON_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$work/$1" bench "$2" 2>&1 >/dev/null | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
+}
+declare -A counted=()
+if [[ "${RAYON_CALLGRIND:-0}" == 1 ]]; then
+    command -v valgrind >/dev/null || { echo "RAYON_CALLGRIND=1 needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+    echo "counting instructions on one thread (callgrind)"
+    for workload in "${workloads[@]}"; do
+        for build in on-chase-lev on-crossbeam; do
+            counted[$workload.$build]=$(instructions "$build" "$workload")
+        done
+    done
+fi
+
 median() { # median of the numbers on stdin
     sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# The ratio of the two builds' times within each run (they ran one after
+# the other), as "median low high": the median of those paired ratios and
+# the distribution-free confidence interval of that median, between the
+# order statistics k and runs - k + 1 with k = (runs - 1.96 sqrt(runs)) / 2
+# (about 95%; the sign test's interval). An interval that holds 1.00 means
+# the runs cannot tell the builds apart.
+paired() { # paired <workload> <build> <baseline build>
+    awk -v w="$1" -v mine="$2" -v theirs="$3" '
+        $1 == w && $2 == mine {a[$4] = $3}
+        $1 == w && $2 == theirs {b[$4] = $3}
+        END {for (r in a) if (r in b) print a[r] / b[r]}' "$samples" |
+        sort -g |
+        awk '{v[NR] = $1}
+             END {
+                 n = NR; k = int((n - 1.96 * sqrt(n)) / 2); if (k < 1) k = 1
+                 m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+                 printf "%.4f %.4f %.4f\n", m, v[k], v[n - k + 1]
+             }'
 }
 
 echo
 echo "rayon $(awk -F'"' '/^name = "rayon"$/ {getline; print $2}' tests/drop-in/Cargo.lock) on $(nproc) CPUs; median of $runs runs each (ms, in-process timing of the parallel part)"
 echo
 if ((${#builds[@]} == 3)); then
-    echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam | without the pop fence (incorrect) | its ratio to crossbeam |"
-    echo "|---|---:|---:|---:|---:|---:|"
+    echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam | paired, median [95% CI] | instructions, 1 thread | without the pop fence (incorrect) | its ratio to crossbeam |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 else
-    echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam |"
-    echo "|---|---:|---:|---:|"
+    echo "| workload | rayon on chase-lev | rayon on crossbeam-deque | chase-lev/crossbeam | paired, median [95% CI] | instructions, 1 thread |"
+    echo "|---|---:|---:|---:|---:|---:|"
 fi
 tsv="$target_dir/rayon-on-chase-lev.tsv"
 {
     echo "# $runs alternating runs per build, $(nproc) CPUs, RUSTFLAGS=\"$RUSTFLAGS\", at $(git rev-parse --short HEAD 2>/dev/null || echo 'an unknown commit')$(git diff --quiet HEAD -- deque tests/drop-in 2>/dev/null || echo ' with uncommitted changes')"
-    printf 'workload\tdescription\ton_chase_lev_ms\ton_crossbeam_ms\n'
+    printf 'workload\tdescription\ton_chase_lev_ms\ton_crossbeam_ms\tpaired_ratio\tci_low\tci_high\tinstructions_on_chase_lev\tinstructions_on_crossbeam\n'
 } >"$tsv.partial"
 for workload in "${workloads[@]}"; do
     mine=$(awk -v w="$workload" '$1 == w && $2 == "on-chase-lev" {print $3}' "$samples" | median)
     theirs=$(awk -v w="$workload" '$1 == w && $2 == "on-crossbeam" {print $3}' "$samples" | median)
+    read -r ratio low high < <(paired "$workload" on-chase-lev on-crossbeam)
+    ours_counted="${counted[$workload.on-chase-lev]:--}"
+    theirs_counted="${counted[$workload.on-crossbeam]:--}"
     awk -v w="$workload" -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
-        'BEGIN {printf "%s\t%s\t%.3f\t%.3f\n", w, name, a / 1e6, b / 1e6}' >>"$tsv.partial"
+        -v r="$ratio" -v l="$low" -v h="$high" -v i="$ours_counted" -v j="$theirs_counted" \
+        'BEGIN {printf "%s\t%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\n", w, name, a / 1e6, b / 1e6, r, l, h, i, j}' >>"$tsv.partial"
     row=$(awk -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
-        'BEGIN {printf "| %s | %.1f | %.1f | %.2f |", name, a / 1e6, b / 1e6, a / b}')
+        -v r="$ratio" -v l="$low" -v h="$high" -v i="$ours_counted" -v j="$theirs_counted" \
+        'BEGIN {
+             printf "| %s | %.1f | %.1f | %.2f | %.3f [%.3f, %.3f] |", name, a / 1e6, b / 1e6, a / b, r, l, h
+             if (i == "-") printf " - |"; else printf " %.1fM / %.1fM (%.4f) |", i / 1e6, j / 1e6, i / j
+         }')
     if ((${#builds[@]} == 3)); then
         unfenced=$(awk -v w="$workload" '$1 == w && $2 == "without-pop-fence" {print $3}' "$samples" | median)
         row+=$(awk -v c="$unfenced" -v b="$theirs" 'BEGIN {printf " %.1f | %.2f |", c / 1e6, c / b}')
@@ -146,4 +195,6 @@ for workload in "${workloads[@]}"; do
 done
 mv "$tsv.partial" "$tsv"
 echo
-echo "(medians written to $tsv, for the compare bench's targets table)"
+echo "(written to $tsv, for the compare bench's targets table; the paired column: the"
+echo "median of the two builds' ratios run by run, and its interval: one that holds 1.00"
+echo "means these runs cannot tell the builds apart, as the control row shows for identical code)"

@@ -42,11 +42,54 @@ fn rayon_file() -> PathBuf {
     callgrind_file().with_file_name("rayon-on-chase-lev.tsv")
 }
 
-/// The rayon script's medians: its first line (runs, commit), then
-/// (workload, description, ms on chase-lev, ms on crossbeam-deque).
+/// One workload of the rayon script's file.
+struct RayonRow {
+    workload: String,
+    description: String,
+    /// Medians over the runs, ms.
+    on_chase_lev: f64,
+    on_crossbeam: f64,
+    /// The median of the two builds' ratios run by run, and its (about
+    /// 95%) distribution-free confidence interval.
+    paired: f64,
+    interval: (f64, f64),
+    /// Instructions of one process on one thread (callgrind), if counted.
+    instructions: Option<(f64, f64)>,
+}
+
+impl RayonRow {
+    /// Against a target "at most `bound`": met when the whole interval is
+    /// at or below it, not met when the whole interval is above it, and
+    /// otherwise the runs cannot tell (the control row shows how wide that
+    /// is for identical code). The interval and, where counted, the ratio
+    /// of instructions follow the verdict.
+    fn verdict(&self, bound: f64) -> String {
+        let (low, high) = self.interval;
+        let word = if high <= bound {
+            "met"
+        } else if low > bound {
+            "not met"
+        } else {
+            "cannot tell"
+        };
+        format!("{word} {}", self.evidence())
+    }
+
+    /// The interval, and the ratio of instructions where counted.
+    fn evidence(&self) -> String {
+        let (low, high) = self.interval;
+        let instructions = match self.instructions {
+            Some((ours, theirs)) if theirs > 0.0 => format!("; instr. {:.3}", ours / theirs),
+            _ => String::new(),
+        };
+        format!("(CI {low:.3}-{high:.3}{instructions})")
+    }
+}
+
+/// The rayon script's first line (runs, flags, commit) and its rows.
 struct RayonRuns {
     header: String,
-    rows: Vec<(String, String, f64, f64)>,
+    rows: Vec<RayonRow>,
 }
 
 fn read_rayon(path: &Path) -> RayonRuns {
@@ -63,9 +106,16 @@ fn read_rayon(path: &Path) -> RayonRuns {
         .skip(1)
         .filter_map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
-            let ours = fields.get(2)?.parse().ok()?;
-            let theirs = fields.get(3)?.parse().ok()?;
-            Some((fields[0].to_string(), fields[1].to_string(), ours, theirs))
+            let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
+            Some(RayonRow {
+                workload: fields.first()?.to_string(),
+                description: fields.get(1)?.to_string(),
+                on_chase_lev: number(2)?,
+                on_crossbeam: number(3)?,
+                paired: number(4)?,
+                interval: (number(5)?, number(6)?),
+                instructions: number(7).zip(number(8)),
+            })
         })
         .collect();
     RayonRuns { header, rows }
@@ -278,42 +328,41 @@ pub fn print_targets_table(
             "not measured (rayon_on_chase_lev.sh)".into(),
         ]);
     }
-    for (workload, description, ours, theirs) in &rayon.rows {
-        let against_crossbeam = ratio(Some(*ours), Some(*theirs));
-        // The control runs no rayon code: no target, its ratio is the
-        // noise that code layout alone puts between the two binaries.
-        let (label, target, met) = if workload == "fib-serial" {
-            (
-                format!("{description}, in both rayon binaries"),
-                "(no target)".to_string(),
-                "-".to_string(),
-            )
-        } else {
-            (
-                format!("rayon on chase-lev / on crossbeam: {description}"),
-                "<= 1.00".to_string(),
-                verdict(at_most(against_crossbeam, 1.0)).to_string(),
-            )
-        };
-        rows.push([
-            label,
-            format!("{target} (ms; crossbeam {theirs:.1})"),
-            format!("{ours:.1}"),
-            "-".into(),
-            format!("{theirs:.1}"),
-            two(against_crossbeam),
-            met,
-        ]);
-        if workload == "fib-join" {
+    for row in &rayon.rows {
+        let description = &row.description;
+        let theirs = row.on_crossbeam;
+        let mut push = |label: String, target: &str, met: String| {
             rows.push([
-                "same, fib(32) with a join at every level (stretch)".into(),
-                "<= 0.90".into(),
-                format!("{ours:.1}"),
+                label,
+                format!("{target} (ms; crossbeam {theirs:.1})"),
+                format!("{:.1}", row.on_chase_lev),
                 "-".into(),
                 format!("{theirs:.1}"),
-                two(against_crossbeam),
-                verdict(at_most(against_crossbeam, 0.9)).into(),
-            ]);
+                format!("{:.3}", row.paired),
+                met,
+            ])
+        };
+        if row.workload == "fib-serial" {
+            // The control runs no rayon code: no target; its interval is
+            // what code layout alone puts between the two binaries.
+            push(
+                format!("{description}, in both rayon binaries"),
+                "(no target)",
+                format!("- {}", row.evidence()),
+            );
+            continue;
+        }
+        push(
+            format!("rayon on chase-lev / on crossbeam: {description}"),
+            "<= 1.00",
+            row.verdict(1.0),
+        );
+        if row.workload == "fib-join" {
+            push(
+                "same, fib(32) with a join at every level (stretch)".into(),
+                "<= 0.90",
+                row.verdict(0.9),
+            );
         }
     }
     let forkjoin_path = forkjoin_file();
@@ -337,7 +386,7 @@ pub fn print_targets_table(
             format!("{ours:.1}"),
             "-".into(),
             "-".into(),
-            two(against_rayon),
+            against_rayon.map_or("-".to_string(), |value| format!("{value:.3}")),
             verdict(at_most(against_rayon, 1.0)).into(),
         ]);
     }
@@ -362,13 +411,20 @@ pub fn print_targets_table(
     }
     if !rayon.rows.is_empty() {
         println!(
-            "the rayon rows: medians of deque/benches/rayon_on_chase_lev.sh's last run ({}), from {};",
+            "the rayon rows: deque/benches/rayon_on_chase_lev.sh's last run ({}), from {}:",
             rayon.header,
             rayon_path.display()
         );
+        println!(
+            "  medians in ms; ratio = the median of the two builds' ratios run by run; CI = its"
+        );
+        println!("  confidence interval (about 95%), met only if all of it is within the target, not met");
+        println!(
+            "  if none is; instr. = instructions on one thread, chase-lev / crossbeam (callgrind);"
+        );
     }
     println!("ratio = chase-lev / st3 (and / crossbeam-deque where the target names it):");
-    const WIDTHS: [usize; 7] = [62, 31, 9, 7, 15, 11, 36];
+    const WIDTHS: [usize; 7] = [64, 32, 9, 7, 15, 11, 42];
     print_row(
         &[
             "figure",
