@@ -42,32 +42,28 @@ fn rayon_file() -> PathBuf {
     callgrind_file().with_file_name("rayon-on-chase-lev.tsv")
 }
 
-/// One workload of the rayon script's file.
-struct RayonRow {
-    workload: String,
-    description: String,
-    /// Medians over the runs, ms.
-    on_chase_lev: f64,
-    on_crossbeam: f64,
-    /// The median of the two builds' ratios run by run, and its (about
-    /// 95%) distribution-free confidence interval.
-    paired: f64,
-    interval: (f64, f64),
-    /// Instructions of one process on one thread (callgrind), if counted.
+/// Two programs timed run by run, one right after the other: the median of
+/// the ratios of their times, and its (about 95%) distribution-free
+/// confidence interval, as the rayon script and the forkjoin example write
+/// them.
+struct Paired {
+    median: f64,
+    low: f64,
+    high: f64,
+    /// Instructions of each on one thread (callgrind), if counted.
     instructions: Option<(f64, f64)>,
 }
 
-impl RayonRow {
+impl Paired {
     /// Against a target "at most `bound`": met when the whole interval is
     /// at or below it, not met when the whole interval is above it, and
-    /// otherwise the runs cannot tell (the control row shows how wide that
-    /// is for identical code). The interval and, where counted, the ratio
-    /// of instructions follow the verdict.
+    /// otherwise the runs cannot tell (the rayon control row shows how wide
+    /// that is for identical code). The interval and, where counted, the
+    /// ratio of instructions follow the verdict.
     fn verdict(&self, bound: f64) -> String {
-        let (low, high) = self.interval;
-        let word = if high <= bound {
+        let word = if self.high <= bound {
             "met"
-        } else if low > bound {
+        } else if self.low > bound {
             "not met"
         } else {
             "cannot tell"
@@ -77,13 +73,23 @@ impl RayonRow {
 
     /// The interval, and the ratio of instructions where counted.
     fn evidence(&self) -> String {
-        let (low, high) = self.interval;
         let instructions = match self.instructions {
             Some((ours, theirs)) if theirs > 0.0 => format!("; instr. {:.3}", ours / theirs),
             _ => String::new(),
         };
-        format!("(CI {low:.3}-{high:.3}{instructions})")
+        format!("(CI {:.3}-{:.3}{instructions})", self.low, self.high)
     }
+}
+
+/// One workload of the rayon script's file.
+struct RayonRow {
+    workload: String,
+    description: String,
+    /// Medians over the runs, ms.
+    on_chase_lev: f64,
+    on_crossbeam: f64,
+    /// chase-lev's time over crossbeam-deque's.
+    paired: Paired,
 }
 
 /// The rayon script's first line (runs, flags, commit) and its rows.
@@ -112,17 +118,21 @@ fn read_rayon(path: &Path) -> RayonRuns {
                 description: fields.get(1)?.to_string(),
                 on_chase_lev: number(2)?,
                 on_crossbeam: number(3)?,
-                paired: number(4)?,
-                interval: (number(5)?, number(6)?),
-                instructions: number(7).zip(number(8)),
+                paired: Paired {
+                    median: number(4)?,
+                    low: number(5)?,
+                    high: number(6)?,
+                    instructions: number(7).zip(number(8)),
+                },
             })
         })
         .collect();
     RayonRuns { header, rows }
 }
 
-/// (workload, the pool's ms, rayon's ms), in the file's order.
-fn read_forkjoin(path: &Path) -> Vec<(String, f64, f64)> {
+/// (workload, the pool's best ms, rayon's best ms, the pool's time over
+/// rayon's run by run), in the file's order.
+fn read_forkjoin(path: &Path) -> Vec<(String, f64, f64, Paired)> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -130,9 +140,14 @@ fn read_forkjoin(path: &Path) -> Vec<(String, f64, f64)> {
         .skip(1)
         .filter_map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
-            let ours = fields.get(1)?.parse().ok()?;
-            let rayon = fields.get(2)?.parse().ok()?;
-            Some((fields[0].to_string(), ours, rayon))
+            let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
+            let paired = Paired {
+                median: number(5)?,
+                low: number(6)?,
+                high: number(7)?,
+                instructions: None,
+            };
+            Some((fields[0].to_string(), number(1)?, number(2)?, paired))
         })
         .collect()
 }
@@ -338,7 +353,7 @@ pub fn print_targets_table(
                 format!("{:.1}", row.on_chase_lev),
                 "-".into(),
                 format!("{theirs:.1}"),
-                format!("{:.3}", row.paired),
+                format!("{:.3}", row.paired.median),
                 met,
             ])
         };
@@ -348,20 +363,20 @@ pub fn print_targets_table(
             push(
                 format!("{description}, in both rayon binaries"),
                 "(no target)",
-                format!("- {}", row.evidence()),
+                format!("- {}", row.paired.evidence()),
             );
             continue;
         }
         push(
             format!("rayon on chase-lev / on crossbeam: {description}"),
             "<= 1.00",
-            row.verdict(1.0),
+            row.paired.verdict(1.0),
         );
         if row.workload == "fib-join" {
             push(
                 "same, fib(32) with a join at every level (stretch)".into(),
                 "<= 0.90",
-                row.verdict(0.9),
+                row.paired.verdict(0.9),
             );
         }
     }
@@ -378,16 +393,15 @@ pub fn print_targets_table(
             "not measured (forkjoin example)".into(),
         ]);
     }
-    for (workload, ours, rayon) in &forkjoin {
-        let against_rayon = ratio(Some(*ours), Some(*rayon));
+    for (workload, ours, rayon, against_rayon) in &forkjoin {
         rows.push([
             format!("example pool / rayon: {workload}"),
-            format!("<= 1.00 (ms; rayon {rayon:.1})"),
+            format!("<= 1.00 (best ms; rayon {rayon:.1})"),
             format!("{ours:.1}"),
             "-".into(),
             "-".into(),
-            against_rayon.map_or("-".to_string(), |value| format!("{value:.3}")),
-            verdict(at_most(against_rayon, 1.0)).into(),
+            format!("{:.3}", against_rayon.median),
+            against_rayon.verdict(1.0),
         ]);
     }
 
@@ -405,9 +419,10 @@ pub fn print_targets_table(
     println!("where the owner pops, the fastest round that was a race);");
     if !forkjoin.is_empty() {
         println!(
-            "the example pool's rows: the forkjoin example's last run, from {};",
+            "the example pool's rows: the forkjoin example's last run, from {} (best times; ratio and CI",
             forkjoin_path.display()
         );
+        println!("  run by run, as for the rayon rows below);");
     }
     if !rayon.rows.is_empty() {
         println!(

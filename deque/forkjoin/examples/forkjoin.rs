@@ -13,7 +13,8 @@
 //! `FORKJOIN_TREE_NODES` (default 2000000), `FORKJOIN_SWEEP_LEN` (elements
 //! sorted in the sweep; default 2000000).
 //!
-//! The three workloads' best times also go to
+//! The three workloads' best times, and the median of the pool's time over
+//! rayon's run by run with its confidence interval, also go to
 //! `$CARGO_TARGET_DIR/forkjoin-vs-rayon.tsv` (default: the target directory
 //! that holds this example), where the targets table of
 //! `cargo bench -p chase-lev-bench --bench compare` reads them.
@@ -36,16 +37,55 @@ fn env_usize(name: &str, default: usize) -> usize {
 
 /// Runs every contender `runs` times in rotation (serial, chase-lev, rayon,
 /// serial, ...) so that a burst of load from the machine's other users hits
-/// them alike, and keeps each one's best time (the least disturbed). Each
-/// contender prepares its input, times its run and checks its result itself.
-fn race(runs: usize, contenders: &mut [&mut dyn FnMut() -> Duration]) -> Vec<Duration> {
-    let mut best = vec![Duration::MAX; contenders.len()];
+/// them alike, and returns each one's times in run order. Each contender
+/// prepares its input, times its run and checks its result itself.
+fn race(runs: usize, contenders: &mut [&mut dyn FnMut() -> Duration]) -> Vec<Vec<Duration>> {
+    let mut times = vec![Vec::new(); contenders.len()];
     for _ in 0..runs.max(1) {
         for (index, contender) in contenders.iter_mut().enumerate() {
-            best[index] = best[index].min(contender());
+            times[index].push(contender());
         }
     }
-    best
+    times
+}
+
+/// The best of a contender's times (the least disturbed run).
+fn best(times: &[Duration]) -> Duration {
+    times.iter().copied().min().unwrap_or(Duration::MAX)
+}
+
+/// The pool's time over rayon's, run by run (the two ran one after the
+/// other): their median and its distribution-free confidence interval, the
+/// order statistics k and n - k + 1 with k = (n - 1.96 sqrt(n)) / 2 (about
+/// 95%; for 5 runs the least and the greatest ratio, 94%), as
+/// `deque/benches/rayon_on_chase_lev.sh` computes for rayon's two builds.
+struct Paired {
+    median: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Paired {
+    fn of(ours: &[Duration], theirs: &[Duration]) -> Paired {
+        let mut ratios: Vec<f64> = ours
+            .iter()
+            .zip(theirs)
+            .map(|(ours, theirs)| ours.as_secs_f64() / theirs.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let n = ratios.len();
+        let median = if n % 2 == 1 {
+            ratios[n / 2]
+        } else {
+            (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
+        };
+        let k = (((n as f64 - 1.96 * (n as f64).sqrt()) / 2.0) as usize).max(1);
+        Paired {
+            median,
+            low: ratios[k - 1],
+            high: ratios[n - k],
+        }
+    }
 }
 
 /// The time `run` takes.
@@ -64,17 +104,19 @@ struct Row {
     serial: Duration,
     ours: Duration,
     rayon: Duration,
+    against_rayon: Paired,
     stats: Stats,
 }
 
 impl Row {
-    /// A row from `race`'s best times, in the order serial, ours, rayon.
-    fn new(workload: String, times: &[Duration], stats: Stats) -> Row {
+    /// A row from `race`'s times, in the order serial, ours, rayon.
+    fn new(workload: String, times: &[Vec<Duration>], stats: Stats) -> Row {
         Row {
             workload,
-            serial: times[0],
-            ours: times[1],
-            rayon: times[2],
+            serial: best(&times[0]),
+            ours: best(&times[1]),
+            rayon: best(&times[2]),
+            against_rayon: Paired::of(&times[1], &times[2]),
             stats,
         }
     }
@@ -82,9 +124,10 @@ impl Row {
 
 fn print_rows(threads: usize, rows: &[Row]) {
     println!();
-    println!("Fork-join on {threads} threads (best of the runs; speedup = serial / parallel):");
+    println!("Fork-join on {threads} threads (best of the runs; speedup = serial / parallel;");
+    println!("chase/rayon = the median of the run-by-run ratios [its ~95% confidence interval]):");
     println!(
-        "| {:<34} | {:>10} | {:>14} | {:>7} | {:>11} | {:>7} | {:>12} | {:>7} | {:>13} |",
+        "| {:<34} | {:>10} | {:>14} | {:>7} | {:>11} | {:>7} | {:>21} | {:>7} | {:>13} |",
         "workload",
         "serial ms",
         "chase-lev ms",
@@ -96,19 +139,22 @@ fn print_rows(threads: usize, rows: &[Row]) {
         "failed steals"
     );
     println!(
-        "|{:-<36}|{:->12}|{:->16}|{:->9}|{:->13}|{:->9}|{:->14}|{:->9}|{:->15}|",
+        "|{:-<36}|{:->12}|{:->16}|{:->9}|{:->13}|{:->9}|{:->23}|{:->9}|{:->15}|",
         "", "", "", "", "", "", "", "", ""
     );
     for row in rows {
         println!(
-            "| {:<34} | {:>10.1} | {:>14.1} | {:>6.2}x | {:>11.1} | {:>6.2}x | {:>12.2} | {:>7} | {:>13} |",
+            "| {:<34} | {:>10.1} | {:>14.1} | {:>6.2}x | {:>11.1} | {:>6.2}x | {:>21} | {:>7} | {:>13} |",
             row.workload,
             milliseconds(row.serial),
             milliseconds(row.ours),
             row.serial.as_secs_f64() / row.ours.as_secs_f64(),
             milliseconds(row.rayon),
             row.serial.as_secs_f64() / row.rayon.as_secs_f64(),
-            row.ours.as_secs_f64() / row.rayon.as_secs_f64(),
+            format!(
+                "{:.3} [{:.3}, {:.3}]",
+                row.against_rayon.median, row.against_rayon.low, row.against_rayon.high
+            ),
             row.stats.steals,
             row.stats.failed_steals,
         );
@@ -129,15 +175,22 @@ fn rows_file() -> std::path::PathBuf {
 }
 
 /// Writes each workload's best times (ms) for the compare bench's targets
-/// table: workload, chase-lev pool, rayon, threads, runs.
+/// table: workload, chase-lev pool, rayon, threads, runs, and the paired
+/// ratio's median and interval.
 fn write_rows(threads: usize, runs: usize, rows: &[Row]) {
-    let mut text = String::from("workload\tchase_lev_ms\trayon_ms\tthreads\truns\n");
+    let mut text = String::from(
+        "workload\tchase_lev_ms\trayon_ms\tthreads\truns\tpaired_ratio\tci_low\tci_high\n",
+    );
     for row in rows {
+        let paired = &row.against_rayon;
         text += &format!(
-            "{}\t{:.3}\t{:.3}\t{threads}\t{runs}\n",
+            "{}\t{:.3}\t{:.3}\t{threads}\t{runs}\t{:.4}\t{:.4}\t{:.4}\n",
             row.workload,
             milliseconds(row.ours),
-            milliseconds(row.rayon)
+            milliseconds(row.rayon),
+            paired.median,
+            paired.low,
+            paired.high
         );
     }
     let path = rows_file();
@@ -316,9 +369,9 @@ fn main() {
         println!(
             "| {:>9} | {:>9.2} | {:>9.2} | {:>9.2} | {:>7} |",
             cutoff,
-            per_element(times[0]),
-            per_element(times[1]),
-            per_element(times[2]),
+            per_element(best(&times[0])),
+            per_element(best(&times[1])),
+            per_element(best(&times[2])),
             stats.steals
         );
     }
@@ -352,9 +405,9 @@ fn main() {
         println!(
             "| {:>9} | {:>9.2} | {:>9.2} | {:>9.2} | {:>7} |",
             cutoff,
-            per_call(times[0]),
-            per_call(times[1]),
-            per_call(times[2]),
+            per_call(best(&times[0])),
+            per_call(best(&times[1])),
+            per_call(best(&times[2])),
             stats.steals
         );
     }
