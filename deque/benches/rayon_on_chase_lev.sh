@@ -138,7 +138,7 @@ median() { # median of the numbers on stdin
 }
 
 # The ratio of the two builds' times within each run (they ran one after
-# the other), as "median low high": the median of those paired ratios and
+# the other), as "median low high runs": the median of those paired ratios and
 # the distribution-free confidence interval of that median, between the
 # order statistics k and runs - k + 1 with k = (runs - 1.96 sqrt(runs)) / 2
 # (about 95%; the sign test's interval). An interval that holds 1.00 means
@@ -153,7 +153,7 @@ paired() { # paired <workload> <build> <baseline build>
              END {
                  n = NR; k = int((n - 1.96 * sqrt(n)) / 2); if (k < 1) k = 1
                  m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-                 printf "%.4f %.4f %.4f\n", m, v[k], v[n - k + 1]
+                 printf "%.4f %.4f %.4f %d\n", m, v[k], v[n - k + 1], n
              }'
 }
 
@@ -170,17 +170,17 @@ fi
 tsv="$target_dir/rayon-on-chase-lev.tsv"
 {
     echo "# $runs alternating runs per build, $(nproc) CPUs, RUSTFLAGS=\"$RUSTFLAGS\", at $(git rev-parse --short HEAD 2>/dev/null || echo 'an unknown commit')$(git diff --quiet HEAD -- deque tests/drop-in 2>/dev/null || echo ' with uncommitted changes')"
-    printf 'workload\tdescription\ton_chase_lev_ms\ton_crossbeam_ms\tpaired_ratio\tci_low\tci_high\tinstructions_on_chase_lev\tinstructions_on_crossbeam\n'
+    printf 'workload\tdescription\ton_chase_lev_ms\ton_crossbeam_ms\tpaired_ratio\tci_low\tci_high\tinstructions_on_chase_lev\tinstructions_on_crossbeam\truns\n'
 } >"$tsv.partial"
 for workload in "${workloads[@]}"; do
     mine=$(awk -v w="$workload" '$1 == w && $2 == "on-chase-lev" {print $3}' "$samples" | median)
     theirs=$(awk -v w="$workload" '$1 == w && $2 == "on-crossbeam" {print $3}' "$samples" | median)
-    read -r ratio low high < <(paired "$workload" on-chase-lev on-crossbeam)
+    read -r ratio low high paired_runs < <(paired "$workload" on-chase-lev on-crossbeam)
     ours_counted="${counted[$workload.on-chase-lev]:--}"
     theirs_counted="${counted[$workload.on-crossbeam]:--}"
     awk -v w="$workload" -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
-        -v r="$ratio" -v l="$low" -v h="$high" -v i="$ours_counted" -v j="$theirs_counted" \
-        'BEGIN {printf "%s\t%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\n", w, name, a / 1e6, b / 1e6, r, l, h, i, j}' >>"$tsv.partial"
+        -v r="$ratio" -v l="$low" -v h="$high" -v i="$ours_counted" -v j="$theirs_counted" -v n="$paired_runs" \
+        'BEGIN {printf "%s\t%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\n", w, name, a / 1e6, b / 1e6, r, l, h, i, j, n}' >>"$tsv.partial"
     row=$(awk -v name="$(describe "$workload")" -v a="$mine" -v b="$theirs" \
         -v r="$ratio" -v l="$low" -v h="$high" -v i="$ours_counted" -v j="$theirs_counted" \
         'BEGIN {
