@@ -29,8 +29,9 @@
 # instructions of the whole process (start-up, input and check included,
 # the same code in both builds), exact and repeatable where times are not.
 #
-# The medians also go to $CARGO_TARGET_DIR/rayon-on-chase-lev.tsv (default:
-# target/), which the compare bench's targets table reads for its rayon rows.
+# The results (medians, the paired ratio with its interval and run count,
+# instructions if counted) also go to $CARGO_TARGET_DIR/rayon-on-chase-lev.tsv
+# (default: target/), which the compare bench's targets table reads.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."

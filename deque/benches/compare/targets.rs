@@ -36,8 +36,9 @@ fn forkjoin_file() -> PathBuf {
     callgrind_file().with_file_name("forkjoin-vs-rayon.tsv")
 }
 
-/// The file `deque/benches/rayon_on_chase_lev.sh` writes: the medians of
-/// rayon on chase-lev and on crossbeam-deque, alternating builds.
+/// The file `deque/benches/rayon_on_chase_lev.sh` writes: rayon on
+/// chase-lev against rayon on crossbeam-deque, builds alternating (medians,
+/// the paired ratio and its interval, instructions if counted).
 fn rayon_file() -> PathBuf {
     callgrind_file().with_file_name("rayon-on-chase-lev.tsv")
 }
@@ -64,9 +65,10 @@ const FEWEST_RUNS: usize = 6;
 impl Paired {
     /// Against a target "at most `bound`": met when the whole interval is
     /// at or below it, not met when the whole interval is above it, and
-    /// otherwise (or with fewer than [`FEWEST_RUNS`]) the runs cannot tell (the rayon control row shows how wide
-    /// that is for identical code). The interval and, where counted, the
-    /// ratio of instructions follow the verdict.
+    /// otherwise the runs cannot tell (the rayon control row shows how wide
+    /// that is for identical code); no verdict with fewer than
+    /// [`FEWEST_RUNS`] runs. The interval and, where counted, the ratio of
+    /// instructions follow the verdict.
     fn verdict(&self, bound: f64) -> String {
         let word = if self.runs < FEWEST_RUNS {
             "too few runs"
@@ -449,8 +451,9 @@ pub fn print_targets_table(
         );
         println!("  confidence interval (about 95%), met only if all of it is within the target, not met");
         println!(
-            "  if none is; instr. = instructions on one thread, chase-lev / crossbeam (callgrind);"
+            "  if none is, no verdict under {FEWEST_RUNS} runs; instr. = instructions on one thread,"
         );
+        println!("  chase-lev / crossbeam (callgrind);");
     }
     println!("ratio = chase-lev / st3 (and / crossbeam-deque where the target names it):");
     const WIDTHS: [usize; 7] = [64, 32, 9, 7, 15, 11, 51];
