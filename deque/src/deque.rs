@@ -299,11 +299,11 @@ impl<T> Worker<T> {
                     // more, so that the owner has three buffers of this
                     // capacity and a thief holding one cannot leave it
                     // without a spare (proofs-notes/reclamation.md#reuse).
-                    let spare = Box::into_raw(Box::new(Buffer::new(new_capacity, top)));
+                    let spare = crate::sync::allocate_buffer(Buffer::new(new_capacity, top));
                     // SAFETY: this is the owner, the only caller of `retired`.
                     unsafe { inner.retired() }.add_spare(spare);
                 }
-                Box::into_raw(Box::new(Buffer::new(new_capacity, top)))
+                crate::sync::allocate_buffer(Buffer::new(new_capacity, top))
             }
         };
         // SAFETY: `new` is live and not yet published: only this thread

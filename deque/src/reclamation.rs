@@ -1,48 +1,88 @@
-//! Freeing retired buffers: one hazard slot per thread, published by the
-//! steal's own SeqCst fence (proofs-notes/reclamation.md#hazard-slots).
+//! Freeing retired buffers: hazard slots published by the steal's own
+//! SeqCst fence (proofs-notes/reclamation.md#hazard-slots).
 //!
-//! A thief that is about to read a buffer writes the buffer's address into
-//! its thread's hazard slot, *before* the fence that Lê et al.'s steal issues
-//! anyway, and loads the buffer pointer again after it. The owner, after
-//! publishing a new buffer, issues a SeqCst fence of its own and reads every
-//! hazard slot. This is store buffering with fences on both sides
+//! A thief that is about to read a buffer writes the buffer's address into a
+//! hazard slot, *before* the fence that Lê et al.'s steal issues anyway, and
+//! loads the buffer pointer again after it. The owner, after publishing a new
+//! buffer, issues a SeqCst fence of its own and reads every hazard slot in
+//! use. This is store buffering with fences on both sides
 //! (proofs-notes/model.md#store-buffering): either the owner sees the hazard
 //! and keeps the old buffer, or the thief's second load sees the new pointer
 //! and it never touches the old buffer. So a steal pays no barrier for
-//! reclamation beyond the paper's, and a buffer is kept only while a thread
-//! holds it: at most one buffer per thread, for all deques together.
+//! reclamation beyond the paper's.
 //!
-//! Slots live in records, one per thread that ever stole, in a lock-free list
-//! that only grows (`Registry`); a thread that exits hands its record to the
-//! next thread that needs one. Everything here is built on the sync shim's
-//! atomics, so loom, shuttle and miri check this code as it ships.
+//! Slots live in records, and records in chunks of [`RECORDS_PER_CHUNK`],
+//! each chunk with a bitmask of the records in use (`Registry`). A thread
+//! claims a record at its first steal and gives it back when it exits; the
+//! next thread that needs one takes the lowest free record, so records of
+//! exited threads are reused and the records in use stay packed at the
+//! front. The owner's scan reads one mask word per chunk and the slots of
+//! the records in use only (proofs-notes/reclamation.md#records).
+//!
+//! Protection is reentrant: a steal that starts while another steal of the
+//! same thread holds its record (from a global allocator, a panic hook, a
+//! thread-local destructor) borrows a free record for itself, so every steal
+//! keeps its own announcement until it ends
+//! (proofs-notes/reclamation.md#nested-steals). The common, unnested steal
+//! reads and writes one flag of its own record for this, no atomic.
+//!
+//! Memory: record chunks are never returned to the allocator (scans read
+//! them without any reclamation of their own); their number follows the
+//! most threads that held a record at once, 64 records (of 128 bytes, a
+//! pair of cache lines each) to a chunk.
+//! Everything here is built on the sync shim's atomics, so loom, shuttle and
+//! miri check this code as it ships.
 
+use core::cell::Cell;
 use core::ptr;
 use std::sync::Arc as StdArc;
+
+use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
 use crate::policy::{choose, fence_if, Policy};
 use crate::sync::{
-    AtomicBool, AtomicPtr, Named,
-    Ordering::{Acquire, Relaxed, Release, SeqCst},
+    AtomicPtr, AtomicU64, Named,
+    Ordering::{self, Acquire, Relaxed, Release, SeqCst},
 };
 
-/// One thread's hazard slot.
+/// How many records share a chunk and its in-use mask.
+pub(crate) const RECORDS_PER_CHUNK: usize = 64;
+
+/// One hazard slot, owned by one thread (or one borrowing steal) at a time.
 pub(crate) struct Record {
-    /// The buffer this thread may be reading, or null.
+    /// The buffer the owner of this record may be reading, or null.
     hazard: AtomicPtr<()>,
-    /// Whether a live thread (or a steal from a thread-local destructor)
-    /// owns this record.
-    in_use: AtomicBool,
-    /// The next record of the registry's list; set before the record is
-    /// published, never changed after.
-    next: AtomicPtr<Record>,
+    /// Whether a steal of the record's owner is protecting a buffer through
+    /// it now. Read and written only by the thread that holds the record.
+    protecting: Cell<bool>,
+    /// This record's place in its chunk.
+    index: usize,
 }
 
-/// The ordering of the CAS that takes a free record (mutant
-/// `record-handoff-release` weakens it with the release that frees one).
+// SAFETY: `hazard` is an atomic; `protecting` is touched only by the thread
+// that holds the record (its bit set in the chunk's `in_use` by that
+// thread's claim), and a record passes from one thread to the next through
+// the release of the bit and the acquire of the claim
+// (proofs-notes/reclamation.md#records), so no two threads ever race on it.
+unsafe impl Sync for Record {}
+
+/// [`RECORDS_PER_CHUNK`] records and the mask of those in use.
+pub(crate) struct Chunk {
+    /// Bit `i` is set while record `i` is held by a thread.
+    in_use: AtomicU64,
+    /// The next chunk of the registry; set once, when that chunk is
+    /// published.
+    next: AtomicPtr<Chunk>,
+    /// Each on cache lines of its own: every steal writes its slot twice,
+    /// and thieves on other cores must not contend for one line.
+    records: [CachePadded<Record>; RECORDS_PER_CHUNK],
+}
+
+/// The ordering of a claim of a free record (mutant `record-handoff-release`
+/// weakens it with the release that frees one).
 #[inline(always)]
-fn handoff_acquire() -> crate::sync::Ordering {
+fn handoff_acquire() -> Ordering {
     choose!(
         Policy::of_registry(),
         RecordHandoffRelease,
@@ -51,91 +91,58 @@ fn handoff_acquire() -> crate::sync::Ordering {
     )
 }
 
-/// Every record ever made, newest first.
+/// The ordering of a load of a chunk pointer, paired with the Release CAS
+/// that published the chunk.
+#[inline(always)]
+fn publish_acquire() -> Ordering {
+    choose!(
+        Policy::of_registry(),
+        RecordPublishRelease,
+        Acquire,
+        Relaxed
+    )
+}
+
+/// Every chunk ever made, oldest first.
 pub(crate) struct Registry {
-    head: AtomicPtr<Record>,
+    first: AtomicPtr<Chunk>,
 }
 
 impl Registry {
     #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
     pub(crate) const fn new() -> Registry {
         Registry {
-            head: AtomicPtr::new(ptr::null_mut()),
+            first: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
     #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
     pub(crate) fn new() -> Registry {
         Registry {
-            head: AtomicPtr::new(ptr::null_mut()).named("records"),
+            first: AtomicPtr::new(ptr::null_mut()).named("records"),
         }
     }
 
-    /// Takes a record nobody owns, or adds a new one. Lock-free: a CAS on a
-    /// free record's flag, or on the list head.
+    /// Takes the lowest free record, or adds a chunk. Lock-free: a CAS on a
+    /// mask with a free bit, or on the link a new chunk is published in.
     pub(crate) fn acquire(&self) -> OwnedRecord {
-        // Raw pointers throughout (from `StdArc::into_raw`), so that the
-        // record taken keeps the provenance of its whole `Arc` allocation.
-        let mut candidate = self.first();
-        while !candidate.is_null() {
-            // SAFETY: records are never freed while the registry lives.
-            let record = unsafe { &*candidate };
-            // Ordering: Acquire, so that this thread's later hazard stores
-            // come after the previous owner's last ones in the slot's order;
-            // failure Relaxed, nothing is read (proofs-notes/reclamation.md#records).
-            let free = record
-                .in_use
-                .compare_exchange(false, true, handoff_acquire(), Relaxed)
-                .is_ok();
-            if free {
-                // SAFETY: `candidate` came from `StdArc::into_raw` and the
-                // registry still holds that count.
-                return unsafe { OwnedRecord::of(candidate) };
-            }
-            candidate = record.next();
-        }
-        let new = StdArc::into_raw(StdArc::new(Record {
-            hazard: AtomicPtr::new(ptr::null_mut()).named("hazard"),
-            in_use: AtomicBool::new(true).named("record.in_use"),
-            next: AtomicPtr::new(ptr::null_mut()).named("record.next"),
-        }))
-        .cast_mut();
-        // Ordering: Relaxed: the CAS below publishes (proofs-notes/reclamation.md#records).
-        let mut head = self.head.load(Relaxed);
+        let mut link = &self.first;
         loop {
-            // Ordering: Relaxed: the record is not published yet; the
-            // Release CAS below publishes it (proofs-notes/reclamation.md#records).
-            // SAFETY: `new` is ours until the CAS below publishes it.
-            unsafe { &*new }.next.store(head, Relaxed);
-            // Ordering: Release, so that a scan that reads this head reads
-            // the record's fields as initialised; failure Relaxed, as the
-            // load above (proofs-notes/reclamation.md#records).
-            let publish = choose!(
-                Policy::of_registry(),
-                RecordPublishRelease,
-                Release,
-                Relaxed
-            );
-            // Ordering: as above (proofs-notes/reclamation.md#records).
-            match self.head.compare_exchange_weak(head, new, publish, Relaxed) {
-                Ok(_) => break,
-                Err(now) => head = now,
+            // Ordering: Acquire, pairs with the Release CAS that published
+            // the chunk (proofs-notes/reclamation.md#records).
+            let mut chunk = link.load(publish_acquire());
+            if chunk.is_null() {
+                chunk = publish_chunk(link);
             }
+            // SAFETY: chunks are never freed while the registry lives.
+            let current = unsafe { &*chunk };
+            if let Some(index) = current.claim() {
+                // SAFETY: `chunk` came from `StdArc::into_raw` and the
+                // registry still holds that count.
+                return unsafe { OwnedRecord::of(chunk, index) };
+            }
+            link = &current.next;
         }
-        // SAFETY: `new` came from `StdArc::into_raw`, and the registry holds
-        // that count.
-        unsafe { OwnedRecord::of(new) }
-    }
-
-    fn first(&self) -> *const Record {
-        // Ordering: Acquire, pairs with the Release CAS that published the
-        // record (proofs-notes/reclamation.md#records).
-        self.head.load(choose!(
-            Policy::of_registry(),
-            RecordPublishRelease,
-            Acquire,
-            Relaxed
-        ))
     }
 
     /// Moves the buffers of `buffers` that some thread's hazard slot holds
@@ -146,37 +153,121 @@ impl Registry {
     /// after replacing every buffer in `buffers` (`Retired::retire`).
     fn keep_protected_first<B>(&self, buffers: &mut [*mut B], policy: Policy) -> usize {
         let mut protected = 0;
-        let mut record = self.first();
-        // SAFETY: records are never freed while the registry lives.
-        while let Some(current) = unsafe { record.as_ref() } {
-            if protected == buffers.len() {
-                break; // every one is held: nothing left to look for
+        // Ordering: Acquire, as in `acquire` (proofs-notes/reclamation.md#records).
+        let mut chunk = self.first.load(publish_acquire());
+        // SAFETY: chunks are never freed while the registry lives.
+        while let Some(current) = unsafe { chunk.as_ref() } {
+            // Ordering: Acquire, pairs with the Release that frees a record
+            // (proofs-notes/reclamation.md#records): a thread that gave its
+            // record back read its buffers before a free this scan allows.
+            // (The fence before the scan makes every claim made before an
+            // announcement visible here.)
+            let mut in_use =
+                current
+                    .in_use
+                    .load(choose!(policy, InUseScanAcquire, Acquire, Relaxed));
+            while in_use != 0 {
+                if protected == buffers.len() {
+                    return protected; // every one is held: nothing left to look for
+                }
+                let index = in_use.trailing_zeros() as usize;
+                in_use &= in_use - 1;
+                // Ordering: Acquire, pairs with the thief's Release stores of
+                // its slot, so that its reads of a buffer happen before the
+                // free (proofs-notes/reclamation.md#hazard-slots).
+                let hazard = current.records[index].hazard.load(choose!(
+                    policy,
+                    HazardScanAcquire,
+                    Acquire,
+                    Relaxed
+                ));
+                if let Some(held) = buffers[protected..]
+                    .iter()
+                    .position(|&buffer| buffer.cast::<()>() == hazard)
+                {
+                    <[*mut B]>::swap(buffers, protected, protected + held);
+                    protected += 1;
+                }
             }
-            // Ordering: Acquire, pairs with the thief's Release stores of its
-            // slot, so that its reads of a buffer happen before the free
-            // (proofs-notes/reclamation.md#hazard-slots).
-            let hazard = current
-                .hazard
-                .load(choose!(policy, HazardScanAcquire, Acquire, Relaxed));
-            if let Some(held) = buffers[protected..]
-                .iter()
-                .position(|&buffer| buffer.cast::<()>() == hazard)
-            {
-                <[*mut B]>::swap(buffers, protected, protected + held);
-                protected += 1;
-            }
-            record = current.next();
+            // Ordering: Acquire, as in `acquire` (proofs-notes/reclamation.md#records).
+            chunk = current.next.load(publish_acquire());
         }
         protected
     }
 }
 
+/// Publishes a new chunk in `link` (null when loaded), with its first record
+/// claimed by nobody yet; returns the chunk now in `link`, ours or the one
+/// another thread published first. Out of line: a chunk is added once per
+/// 64 threads holding records at once.
+#[cold]
+#[inline(never)]
+fn publish_chunk(link: &AtomicPtr<Chunk>) -> *mut Chunk {
+    let new = StdArc::into_raw(StdArc::new(Chunk {
+        in_use: AtomicU64::new(0).named("records.in_use"),
+        next: AtomicPtr::new(ptr::null_mut()).named("records.next"),
+        records: core::array::from_fn(|index| {
+            CachePadded::new(Record {
+                hazard: AtomicPtr::new(ptr::null_mut()).named("hazard"),
+                protecting: Cell::new(false),
+                index,
+            })
+        }),
+    }))
+    .cast_mut();
+    // Ordering: Release, so that a thread that loads this pointer reads the
+    // chunk's fields as initialised; failure Acquire, as the load of the
+    // winner's chunk in `acquire` (proofs-notes/reclamation.md#records).
+    let publish = choose!(
+        Policy::of_registry(),
+        RecordPublishRelease,
+        Release,
+        Relaxed
+    );
+    // Ordering: as above (proofs-notes/reclamation.md#records).
+    match link.compare_exchange(ptr::null_mut(), new, publish, publish_acquire()) {
+        Ok(_) => new,
+        Err(winner) => {
+            // SAFETY: `new` was never published: this is its only count.
+            drop(unsafe { StdArc::from_raw(new) });
+            winner
+        }
+    }
+}
+
+impl Chunk {
+    /// Claims the lowest free record of this chunk, if any.
+    fn claim(&self) -> Option<usize> {
+        // Ordering: Relaxed: only a guess of the free bits; the CAS decides
+        // (proofs-notes/reclamation.md#records).
+        let mut in_use = self.in_use.load(Relaxed);
+        loop {
+            let free = !in_use;
+            if free == 0 {
+                return None;
+            }
+            let bit = free & free.wrapping_neg();
+            // Ordering: Acquire, so that this thread's later stores of the
+            // record come after the previous holder's last ones; failure
+            // Relaxed, nothing is read (proofs-notes/reclamation.md#records).
+            match self
+                .in_use
+                .compare_exchange(in_use, in_use | bit, handoff_acquire(), Relaxed)
+            {
+                Ok(_) => return Some(bit.trailing_zeros() as usize),
+                Err(now) => in_use = now,
+            }
+        }
+    }
+}
+
 impl Record {
-    fn next(&self) -> *const Record {
-        // Ordering: Relaxed: set before the record was published, and the
-        // Acquire load of the head (or of a newer record's `next` chain)
-        // made it visible (proofs-notes/reclamation.md#records).
-        self.next.load(Relaxed)
+    /// Marks this record as protecting for a steal of its holder; `false`
+    /// if an enclosing steal of the same thread protects through it already
+    /// (the new steal then borrows a record of its own).
+    #[inline(always)]
+    fn start_protecting(&self) -> bool {
+        !self.protecting.replace(true)
     }
 
     /// Announces that this thread may read `buffer`. The caller then issues
@@ -192,7 +283,7 @@ impl Record {
         self.hazard.store(buffer, ordering);
     }
 
-    /// This thread no longer reads any buffer.
+    /// This thread no longer reads any buffer through this record.
     #[inline(always)]
     fn clear(&self, policy: Policy) {
         // Ordering: Release, so that the reads of the buffer happen before
@@ -201,70 +292,78 @@ impl Record {
         let ordering = choose!(policy, HazardClearRelease, Release, Relaxed);
         // Ordering: as above (proofs-notes/reclamation.md#hazard-slots).
         self.hazard.store(ptr::null_mut(), ordering);
+        self.protecting.set(false);
     }
 }
 
 impl Drop for Registry {
     /// Only loom's per-execution registries are ever dropped here (std's is
     /// a static, shuttle's leak: `sync::registry_drop_leaks`): then no thread
-    /// is left, so every record goes.
+    /// is left, so every chunk goes.
     fn drop(&mut self) {
         if crate::sync::registry_drop_leaks() {
-            return; // a model execution's records (see the shim)
+            return; // a model execution's chunks (see the shim)
         }
         // Ordering: Relaxed: `&mut self`, no other thread is left
         // (proofs-notes/reclamation.md#records).
-        let mut next = self.head.load(Relaxed);
+        let mut next = self.first.load(Relaxed);
         while !next.is_null() {
-            // SAFETY: each record was made by `StdArc::into_raw` and is
-            // released here once; owners hold their own `StdArc` clones.
-            let record = unsafe { StdArc::from_raw(next) };
+            // SAFETY: each chunk was made by `StdArc::into_raw` and is
+            // released here once; holders keep their own `StdArc` counts.
+            let chunk = unsafe { StdArc::from_raw(next) };
             // Ordering: Relaxed, as above (proofs-notes/reclamation.md#records).
-            next = record.next.load(Relaxed);
+            next = chunk.next.load(Relaxed);
         }
     }
 }
 
-/// A record this thread owns; returns it to the registry when dropped (at
-/// thread exit, or after one steal from a thread-local destructor).
-/// It keeps the record alive by itself: a model checker's registry can be
-/// dropped before the main thread's thread-locals.
+/// A record this thread holds; gives it back when dropped (at thread exit,
+/// or when a borrowing steal ends). It keeps its chunk alive by itself: a
+/// model checker's registry can be dropped before the main thread's
+/// thread-locals.
 pub(crate) struct OwnedRecord {
-    record: StdArc<Record>,
+    chunk: StdArc<Chunk>,
+    index: usize,
 }
 
 impl OwnedRecord {
     /// # Safety
-    /// `record` came from `StdArc::into_raw`, and that count is still held.
-    unsafe fn of(record: *const Record) -> OwnedRecord {
+    /// `chunk` came from `StdArc::into_raw`, that count is still held, and
+    /// this thread has just claimed record `index` of it.
+    unsafe fn of(chunk: *const Chunk, index: usize) -> OwnedRecord {
         // SAFETY: by the caller.
-        unsafe { StdArc::increment_strong_count(record) };
-        // SAFETY: the count taken just above.
+        unsafe { StdArc::increment_strong_count(chunk) };
         OwnedRecord {
-            record: unsafe { StdArc::from_raw(record) },
+            // SAFETY: the count taken just above.
+            chunk: unsafe { StdArc::from_raw(chunk) },
+            index,
         }
     }
 
     #[inline(always)]
     pub(crate) fn record(&self) -> *const Record {
-        StdArc::as_ptr(&self.record)
+        &*self.chunk.records[self.index]
     }
 
-    /// The record, with this claim on it (its count and its `in_use`) kept
-    /// until [`OwnedRecord::from_raw`] takes it back.
-    fn into_raw(self) -> *const Record {
+    /// The record, with this claim on it (its count and its bit) kept until
+    /// [`OwnedRecord::from_raw`] takes it back.
+    fn into_raw(self) -> (*const Chunk, *const Record) {
+        let record = self.record();
         let this = core::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so the `Arc` is
         // moved out exactly once.
-        StdArc::into_raw(unsafe { ptr::read(&this.record) })
+        let chunk = StdArc::into_raw(unsafe { ptr::read(&this.chunk) });
+        (chunk, record)
     }
 
     /// # Safety
-    /// `record` came from [`OwnedRecord::into_raw`], once.
-    unsafe fn from_raw(record: *const Record) -> OwnedRecord {
+    /// `chunk` and `record` came from one [`OwnedRecord::into_raw`], once.
+    unsafe fn from_raw(chunk: *const Chunk, record: *const Record) -> OwnedRecord {
         OwnedRecord {
             // SAFETY: by the caller, `into_raw` kept this count.
-            record: unsafe { StdArc::from_raw(record) },
+            chunk: unsafe { StdArc::from_raw(chunk) },
+            // SAFETY: by the caller, the record is alive in that chunk.
+            index: unsafe { &*record }.index,
         }
     }
 }
@@ -274,11 +373,13 @@ impl Drop for OwnedRecord {
         if crate::sync::model_is_unwinding() {
             return;
         }
+        let record = &self.chunk.records[self.index];
         // Ordering: Release, as in `Record::clear`
         // (proofs-notes/reclamation.md#records).
-        self.record.hazard.store(ptr::null_mut(), Release);
-        // Ordering: Release, pairs with the Acquire of the next owner's CAS
-        // (proofs-notes/reclamation.md#records).
+        record.hazard.store(ptr::null_mut(), Release);
+        record.protecting.set(false);
+        // Ordering: Release, pairs with the Acquire of the next holder's
+        // claim and of the owners' scans (proofs-notes/reclamation.md#records).
         let release = choose!(
             Policy::of_registry(),
             RecordHandoffRelease,
@@ -286,35 +387,96 @@ impl Drop for OwnedRecord {
             Relaxed
         );
         // Ordering: as above (proofs-notes/reclamation.md#records).
-        self.record.in_use.store(false, release);
+        self.chunk.in_use.fetch_and(!(1u64 << self.index), release);
     }
 }
 
-/// The thief's side: keeps this thread's hazard slot on one buffer until
-/// dropped.
+/// A thread's own record, claimed at its first steal and given back when
+/// the thread exits: the thread-local of the sync shim. Plain cells, so that
+/// it can be made without allocating (a `const` thread-local).
+pub(crate) struct ThreadRecord {
+    chunk: Cell<*const Chunk>,
+    record: Cell<*const Record>,
+}
+
+impl ThreadRecord {
+    /// A thread's record before its first steal.
+    pub(crate) const fn none() -> ThreadRecord {
+        ThreadRecord {
+            chunk: Cell::new(ptr::null()),
+            record: Cell::new(ptr::null()),
+        }
+    }
+
+    /// This thread's record, claimed now if this is its first steal.
+    #[inline(always)]
+    pub(crate) fn get(&self) -> *const Record {
+        let record = self.record.get();
+        if !record.is_null() {
+            return record;
+        }
+        self.claim()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn claim(&self) -> *const Record {
+        let owned = crate::sync::registry().acquire();
+        if !self.record.get().is_null() {
+            // A steal nested in the claim (the allocator's, while it made a
+            // chunk) claimed this thread's record first: keep that one.
+            drop(owned);
+            return self.record.get();
+        }
+        let (chunk, record) = owned.into_raw();
+        self.chunk.set(chunk);
+        self.record.set(record);
+        record
+    }
+}
+
+impl Drop for ThreadRecord {
+    fn drop(&mut self) {
+        let chunk = self.chunk.get();
+        if !chunk.is_null() {
+            // SAFETY: both came from one `into_raw` in `claim`, taken back
+            // once, here.
+            drop(unsafe { OwnedRecord::from_raw(chunk, self.record.get()) });
+        }
+    }
+}
+
+/// The thief's side: keeps a hazard slot on one buffer until dropped.
 pub(crate) struct Hazard {
     record: *const Record,
-    /// Set only when this thread's own record was unavailable (a steal from
-    /// a thread-local destructor): `record` is then borrowed for this steal
-    /// (`OwnedRecord::into_raw`), and given back when the hazard drops. A
-    /// flag rather than the `OwnedRecord` itself, so that a hazard is plain
-    /// words a steal keeps in registers.
-    borrowed: bool,
+    /// Null when `record` is this thread's own; else the chunk of a record
+    /// borrowed for this steal alone (`OwnedRecord::into_raw`), given back
+    /// when the hazard drops: during a thread's destruction, when its
+    /// thread-local is gone, or when this steal is nested in another of the
+    /// same thread, which holds the thread's record
+    /// (proofs-notes/reclamation.md#nested-steals). A pointer rather than
+    /// the `OwnedRecord` itself, so that a hazard is plain words a steal
+    /// keeps in registers.
+    borrowed: *const Chunk,
     buffer: *mut (),
     policy: Policy,
 }
 
 impl Hazard {
-    /// Publishes `buffer` in this thread's slot. The caller must issue the
-    /// SeqCst fence next, and then check the pointer it loads with `covers`.
+    /// Publishes `buffer` in a hazard slot: this thread's own, unless a steal
+    /// of this thread already protects through it. The caller must issue
+    /// the SeqCst fence next, and then check the pointer it loads with
+    /// `covers`.
     #[inline(always)]
     pub(crate) fn protect(buffer: *mut (), policy: Policy) -> Hazard {
-        let (record, borrowed) = crate::sync::this_threads_record();
-        // Kept by the hazard until it drops (`give_back`).
-        let borrowed = borrowed.map(OwnedRecord::into_raw).is_some();
-        // SAFETY: the record is kept alive by this thread's thread-local
-        // (which outlives everything the thread does before its own
-        // destruction) or by the borrowed claim, which the hazard holds.
+        let (record, borrowed) = match crate::sync::this_threads_record() {
+            // SAFETY: the thread-local that holds the record outlives
+            // everything the thread does before its own destruction.
+            Some(own) if unsafe { &*own }.start_protecting() => (own, ptr::null()),
+            _ => borrow_a_record(),
+        };
+        // SAFETY: the record is kept alive by this thread's thread-local or
+        // by the borrowed claim, which the hazard holds.
         unsafe { &*record }.protect(buffer, policy);
         Hazard {
             record,
@@ -348,6 +510,20 @@ impl Hazard {
     }
 }
 
+/// A record of the registry's, held for one steal: out of line, as it is
+/// needed only by a steal nested in another of its thread's or run during
+/// the thread's destruction.
+#[cold]
+#[inline(never)]
+fn borrow_a_record() -> (*const Record, *const Chunk) {
+    let borrowed = crate::sync::registry().acquire();
+    // SAFETY: a record just claimed is held by no steal.
+    let started = unsafe { &*borrowed.record() }.start_protecting();
+    debug_assert!(started, "a record just claimed was protecting");
+    let (chunk, record) = borrowed.into_raw();
+    (record, chunk)
+}
+
 /// The slot of a live [`Hazard`], to announce another buffer in it.
 #[derive(Clone, Copy)]
 pub(crate) struct HazardSlot {
@@ -377,23 +553,22 @@ impl Drop for Hazard {
         }
         // SAFETY: as in `protect`.
         unsafe { &*self.record }.clear(self.policy);
-        if self.borrowed {
-            // SAFETY: `protect` kept this claim with `into_raw`, once.
-            unsafe { give_back(self.record) };
+        if !self.borrowed.is_null() {
+            // SAFETY: `borrow_a_record` kept this claim with `into_raw`, once.
+            unsafe { give_back(self.borrowed, self.record) };
         }
     }
 }
 
-/// Gives back a record borrowed for one hazard: out of line, as it happens
-/// at most during a thread's destruction.
+/// Gives back a record borrowed for one hazard.
 ///
 /// # Safety
-/// `record` came from `OwnedRecord::into_raw`, once.
+/// `chunk` and `record` came from one `OwnedRecord::into_raw`, once.
 #[cold]
 #[inline(never)]
-unsafe fn give_back(record: *const Record) {
+unsafe fn give_back(chunk: *const Chunk, record: *const Record) {
     // SAFETY: by the caller.
-    drop(unsafe { OwnedRecord::from_raw(record) });
+    drop(unsafe { OwnedRecord::from_raw(chunk, record) });
 }
 
 /// The owner's side: buffers replaced but maybe still read by a thief, and

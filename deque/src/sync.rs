@@ -33,11 +33,11 @@ pub(crate) use backend::Ordering;
 /// The backend's atomics themselves: names cost nothing outside the mutant
 /// builds.
 #[cfg(not(chase_lev_mutants))]
-pub(crate) use backend::{fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 
 /// The mutant builds' atomics record every access in the event log.
 #[cfg(chase_lev_mutants)]
-pub(crate) use logged::{fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use logged::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 
 /// A name for an atomic, given where it is made
 /// (`AtomicI64::new(0).named("top")`): the mutant builds' event log calls
@@ -68,7 +68,7 @@ macro_rules! unnamed {
 }
 
 #[cfg(not(chase_lev_mutants))]
-unnamed!(AtomicBool, AtomicI64, AtomicU64, AtomicUsize);
+unnamed!(AtomicI64, AtomicU64, AtomicUsize);
 
 #[cfg(not(chase_lev_mutants))]
 impl<T> Named for AtomicPtr<T> {
@@ -101,7 +101,6 @@ mod logged {
         label: trace::Label,
     }
 
-    pub(crate) type AtomicBool = Logged<backend::AtomicBool>;
     pub(crate) type AtomicI64 = Logged<backend::AtomicI64>;
     pub(crate) type AtomicU64 = Logged<backend::AtomicU64>;
     pub(crate) type AtomicUsize = Logged<backend::AtomicUsize>;
@@ -255,7 +254,6 @@ mod logged {
         };
     }
 
-    logged!([] backend::AtomicBool, bool);
     logged!([] backend::AtomicI64, i64);
     logged!([] backend::AtomicU64, u64);
     logged!([] backend::AtomicUsize, usize);
@@ -276,6 +274,17 @@ mod logged {
                             "fetch_add {name} {old} -> {} ({ordering:?})",
                             old.wrapping_add(value)
                         )
+                    });
+                    old
+                }
+
+                #[inline(always)]
+                pub(crate) fn fetch_and(&self, value: $value, ordering: Ordering) -> $value {
+                    // Ordering: the caller's, forwarded unchanged to the
+                    // backend (proofs-notes/model.md#which-model).
+                    let old = self.atomic.fetch_and(value, ordering);
+                    self.record(|name, _| {
+                        format!("fetch_and {name} {old} -> {} ({ordering:?})", old & value)
                     });
                     old
                 }
@@ -481,16 +490,18 @@ pub(crate) fn wait_round(round: u32) {
 // same in every build.
 
 use crate::buffer::Buffer;
-use crate::reclamation::{OwnedRecord, Record, Registry};
+use crate::reclamation::{Record, Registry, ThreadRecord};
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 mod registry {
-    use super::{OwnedRecord, Registry};
+    use super::{Registry, ThreadRecord};
 
     pub(super) static REGISTRY: Registry = Registry::new();
 
     std::thread_local! {
-        pub(super) static RECORD: OwnedRecord = REGISTRY.acquire();
+        // `const`: made without allocating, so that a steal from inside the
+        // global allocator finds it (and the access checks no lazy state).
+        pub(super) static RECORD: ThreadRecord = const { ThreadRecord::none() };
     }
 
     #[inline(always)]
@@ -501,14 +512,14 @@ mod registry {
 
 #[cfg(chase_lev_loom)]
 mod registry {
-    use super::{OwnedRecord, Registry};
+    use super::{Registry, ThreadRecord};
 
     loom::lazy_static! {
         pub(super) static ref REGISTRY: Registry = Registry::new();
     }
 
     loom::thread_local! {
-        pub(super) static RECORD: OwnedRecord = REGISTRY.acquire();
+        pub(super) static RECORD: ThreadRecord = ThreadRecord::none();
     }
 
     pub(super) fn get() -> &'static Registry {
@@ -518,14 +529,14 @@ mod registry {
 
 #[cfg(chase_lev_shuttle)]
 mod registry {
-    use super::{OwnedRecord, Registry};
+    use super::{Registry, ThreadRecord};
 
     shuttle::lazy_static! {
         pub(super) static ref REGISTRY: Registry = Registry::new();
     }
 
     shuttle::thread_local! {
-        pub(super) static RECORD: OwnedRecord = REGISTRY.acquire();
+        pub(super) static RECORD: ThreadRecord = ThreadRecord::none();
     }
 
     pub(super) fn get() -> &'static Registry {
@@ -539,24 +550,11 @@ pub(crate) fn registry() -> &'static Registry {
     registry::get()
 }
 
-/// This thread's hazard record; during the thread's own destruction, when
-/// its thread-local is gone, a record borrowed from the registry, which the
-/// caller keeps for as long as it uses the pointer.
+/// This thread's hazard record (claimed at its first steal), or `None`
+/// during the thread's own destruction, once its thread-local is gone.
 #[inline(always)]
-pub(crate) fn this_threads_record() -> (*const Record, Option<OwnedRecord>) {
-    match registry::RECORD.try_with(OwnedRecord::record) {
-        Ok(record) => (record, None),
-        Err(_) => borrow_a_record(),
-    }
-}
-
-/// A record borrowed from the registry, for a thread whose thread-local is
-/// gone: out of line, as it happens at most during a thread's destruction.
-#[cold]
-#[inline(never)]
-fn borrow_a_record() -> (*const Record, Option<OwnedRecord>) {
-    let borrowed = registry().acquire();
-    (borrowed.record(), Some(borrowed))
+pub(crate) fn this_threads_record() -> Option<*const Record> {
+    registry::RECORD.try_with(ThreadRecord::get).ok()
 }
 
 /// Whether a model checker is unwinding from a failed execution: loom then
@@ -576,6 +574,52 @@ pub(crate) fn model_is_unwinding() -> bool {
 #[inline(always)]
 pub(crate) fn registry_drop_leaks() -> bool {
     cfg!(chase_lev_shuttle) || model_is_unwinding()
+}
+
+/// Allocates a buffer. The internal builds (`--cfg chase_lev_hooks`) first
+/// run the hook a scenario set for this thread's next buffer allocation
+/// ([`hooks`]), as a global allocator that calls back into the deque would
+/// run there.
+#[inline(always)]
+pub(crate) fn allocate_buffer<T>(buffer: Buffer<T>) -> *mut Buffer<T> {
+    #[cfg(chase_lev_hooks)]
+    hooks::before_buffer_allocation();
+    Box::into_raw(Box::new(buffer))
+}
+
+/// (Internal builds only.) What a scenario can make the deque do at the
+/// points where user code runs inside it.
+#[cfg(chase_lev_hooks)]
+pub mod hooks {
+    use std::cell::RefCell;
+
+    type Hook = Box<dyn FnOnce()>;
+
+    #[cfg(chase_lev_loom)]
+    loom::thread_local! {
+        static BEFORE_ALLOCATION: RefCell<Option<Hook>> = RefCell::new(None);
+    }
+    #[cfg(chase_lev_shuttle)]
+    shuttle::thread_local! {
+        static BEFORE_ALLOCATION: RefCell<Option<Hook>> = RefCell::new(None);
+    }
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    std::thread_local! {
+        static BEFORE_ALLOCATION: RefCell<Option<Hook>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `hook` on this thread, once, when it next allocates a deque
+    /// buffer: where a global allocator would run, for example while a batch
+    /// steal grows its destination.
+    pub fn before_next_buffer_allocation(hook: impl FnOnce() + 'static) {
+        BEFORE_ALLOCATION.with(|slot| *slot.borrow_mut() = Some(Box::new(hook)));
+    }
+
+    pub(crate) fn before_buffer_allocation() {
+        if let Some(hook) = BEFORE_ALLOCATION.with(|slot| slot.borrow_mut().take()) {
+            hook();
+        }
+    }
 }
 
 /// Frees a retired buffer.

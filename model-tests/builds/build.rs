@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 fn main() {
     // The cfgs themselves are declared once, in the workspace's lints.
     let cfgs: &[&str] = match std::env::var("CARGO_PKG_NAME").as_deref() {
-        Ok("chase-lev-loom") => &["chase_lev_loom"],
-        Ok("chase-lev-loom-mutants") => &["chase_lev_loom", "chase_lev_mutants"],
-        Ok("chase-lev-shuttle") => &["chase_lev_shuttle", "chase_lev_mutants"],
-        Ok("chase-lev-mutants") => &["chase_lev_mutants"],
+        Ok("chase-lev-loom") => &["chase_lev_loom", "chase_lev_hooks"],
+        Ok("chase-lev-loom-mutants") => &["chase_lev_loom", "chase_lev_mutants", "chase_lev_hooks"],
+        Ok("chase-lev-shuttle") => &["chase_lev_shuttle", "chase_lev_mutants", "chase_lev_hooks"],
+        Ok("chase-lev-mutants") => &["chase_lev_mutants", "chase_lev_hooks"],
         other => panic!("model-tests/builds/build.rs used by an unexpected package: {other:?}"),
     };
     for cfg in cfgs {
@@ -493,13 +493,15 @@ type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>);
 /// function with that mutant's patches, named `{name}_as_{mutant}`, placed
 /// after the original; and at the top of the original's body, a call of the
 /// copy when the deque's policy carries that mutant (`self.inner.policy`
-/// on a worker or stealer, `self.policy` on the injector).
+/// on a worker or stealer, `self.policy` on the injector, the registry's
+/// policy in the hazard records).
 fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let policy = if file == "injector.rs" {
-        "self.policy"
-    } else {
-        "self.inner.policy"
+    let policy = match file {
+        "injector.rs" => "self.policy",
+        // The hazard records belong to no deque: the registry's policy.
+        "reclamation.rs" => "crate::policy::Policy::of_registry()",
+        _ => "self.inner.policy",
     };
     // (function start, variant) -> (function, record, its sites there)
     let mut copies: BTreeMap<(usize, String), FunctionCopy> = BTreeMap::new();
