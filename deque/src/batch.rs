@@ -27,11 +27,13 @@ impl<T> Stealer<T> {
     /// newest first from a LIFO one, whatever `dest`'s own flavour. This is
     /// crossbeam-deque 0.8's arrangement, for every pair of flavours.
     ///
-    /// Returns `Success(())` if at least one task moved, `Empty` if the deque
-    /// looked empty or `dest` is bounded and has no room, and `Retry` if the
-    /// first claim lost a race. Into a bounded `dest` (which crossbeam-deque
-    /// does not have) it takes at most as many tasks as `dest` has room for.
-    /// Into the deque itself it moves nothing (`Success(())` unless empty).
+    /// Returns `Success(())` when `dest` holds at least one task it can pop:
+    /// at least one task moved, or this deque had a task but `dest` is
+    /// bounded and full (then nothing moves). `Empty` means only that this
+    /// deque looked empty, and `Retry` that the first claim lost a race. Into
+    /// a bounded `dest` (which crossbeam-deque does not have) it takes at
+    /// most as many tasks as `dest` has room for. Into the deque itself it
+    /// moves nothing (`Success(())` unless empty).
     ///
     /// ```
     /// use chase_lev::{Steal, Worker};
@@ -51,7 +53,10 @@ impl<T> Stealer<T> {
     }
 
     /// As [`steal_batch`](Stealer::steal_batch), taking at most `limit` tasks:
-    /// `min((len + 1) / 2, limit)`, as in crossbeam-deque.
+    /// `min((len + 1) / 2, limit)`, as in crossbeam-deque. The same results:
+    /// `Success(())` when `dest` holds at least one task it can pop (at least
+    /// one moved, or it is bounded and full), `Empty` only when this deque
+    /// looked empty.
     ///
     /// # Panics
     /// If `limit` is zero.
@@ -89,7 +94,8 @@ impl<T> Stealer<T> {
     ///
     /// Into the deque itself it is the owner's [`pop`](Worker::pop) (the
     /// newest task of a LIFO deque, the oldest of a FIFO one). Into a bounded
-    /// `dest` with no room it still returns one task and moves none.
+    /// `dest` with no room it still returns one task and moves none, so
+    /// `Empty` means only that this deque looked empty.
     ///
     /// ```
     /// use chase_lev::{Steal, Worker};
@@ -116,7 +122,8 @@ impl<T> Stealer<T> {
     }
 
     /// As [`steal_batch_and_pop`](Stealer::steal_batch_and_pop), taking at
-    /// most `limit` tasks in all (the returned one included).
+    /// most `limit` tasks in all (the returned one included): one task even
+    /// into a full bounded `dest`, `Empty` only when this deque looked empty.
     ///
     /// # Panics
     /// If `limit` is zero.
@@ -183,7 +190,10 @@ impl<T> Stealer<T> {
         let into_dest = dest.reserve(wanted - usize::from(keep_first));
         let batch = into_dest + usize::from(keep_first);
         if batch == 0 {
-            return Steal::Empty;
+            // This deque had a task, but `dest` is bounded and full: it
+            // holds tasks of its own to pop, so not `Empty`, which would tell
+            // a scheduler there is no work.
+            return Steal::Success(None);
         }
         match self.inner.flavor {
             Flavor::Fifo => self.claim_fifo_batch(dest, first, batch, keep_first),

@@ -1066,8 +1066,15 @@ impl<T> Injector<T> {
 
     /// Steals the oldest task.
     ///
-    /// Returns [`Steal::Retry`] when the attempt lost a race with another
-    /// steal; the queue may still hold tasks.
+    /// Returns [`Steal::Retry`] when the attempt got no task although the
+    /// queue may still hold some: it lost a race with another steal, or the
+    /// slot it claimed belongs to a push that has claimed it but not yet
+    /// written its task. The steal waits for such a push only a bounded
+    /// time, then gives the slot up and returns `Retry`; the push, when it
+    /// comes to write, finds its slot given up and pushes its task again at
+    /// the tail, so the task is not lost but comes later in the FIFO order.
+    /// crossbeam-deque's steal waits for the push there instead. Call
+    /// `steal` again on `Retry`, as with crossbeam-deque.
     ///
     /// ```
     /// use chase_lev::{Injector, Steal};
@@ -1120,8 +1127,14 @@ impl<T> Injector<T> {
     /// As crossbeam-deque's: it takes about half of the tasks (at most 32,
     /// and at most the rest of the oldest block of 63 tasks), in the order
     /// that `dest`'s own pops then return the oldest of them first (for a
-    /// LIFO `dest` too). A bounded `dest` gets no more than it has room for;
-    /// with no room at all the result is `Empty`.
+    /// LIFO `dest` too). A bounded `dest` gets no more than it has room for.
+    ///
+    /// Returns `Success(())` when `dest` holds at least one task it can pop:
+    /// at least one task moved, or the queue had a task but `dest` is bounded
+    /// and full (then nothing moves). `Empty` means only that the queue
+    /// looked empty, and `Retry` that the attempt got no task although the
+    /// queue may hold some (a lost race, or a push that has claimed its slot
+    /// but not yet written it; see [`steal`](Injector::steal)).
     ///
     /// ```
     /// use chase_lev::{Injector, Steal, Worker};
@@ -1141,7 +1154,9 @@ impl<T> Injector<T> {
     }
 
     /// As [`steal_batch`](Injector::steal_batch), moving at most `limit`
-    /// tasks.
+    /// tasks. The same results: `Success(())` when `dest` holds at least one
+    /// task it can pop (at least one moved, or it is bounded and full),
+    /// `Empty` only when the queue looked empty.
     ///
     /// # Panics
     /// If `limit` is zero.
@@ -1172,7 +1187,9 @@ impl<T> Injector<T> {
     }
 
     /// Steals a batch of tasks, returns the oldest and pushes the rest into
-    /// `dest`, as crossbeam-deque's (at most 33 in all by default).
+    /// `dest`, as crossbeam-deque's (at most 33 in all by default). Into a
+    /// bounded `dest` with no room it still returns one task and moves none,
+    /// so `Empty` means only that the queue looked empty.
     ///
     /// ```
     /// use chase_lev::{Injector, Steal, Worker};
@@ -1191,7 +1208,8 @@ impl<T> Injector<T> {
     }
 
     /// As [`steal_batch_and_pop`](Injector::steal_batch_and_pop), taking at
-    /// most `limit` tasks in all (the returned one included).
+    /// most `limit` tasks in all (the returned one included): one task even
+    /// into a full bounded `dest`, `Empty` only when the queue looked empty.
     ///
     /// # Panics
     /// If `limit` is zero.
@@ -1240,7 +1258,9 @@ impl<T> Injector<T> {
         let room = dest.reserve(seen.batch - keep);
         let count = room + keep;
         if count == 0 {
-            return Steal::Empty;
+            // The queue had a task, but `dest` is bounded and full: it holds
+            // tasks of its own to pop, so not `Empty`.
+            return Steal::Success(None);
         }
         let dest_bottom = dest.bottom();
         if dest_bottom.checked_add(room as i64).is_none() {

@@ -20,9 +20,14 @@ use core::iter::FromIterator;
 #[must_use]
 #[derive(PartialEq, Eq, Copy, Clone)]
 pub enum Steal<T> {
-    /// The deque was empty at the moment of the attempt.
+    /// The source (the deque or the injector stolen from) was empty at the
+    /// moment of the attempt. Only that: a batch steal into a full bounded
+    /// destination is not `Empty` (see `Success`).
     Empty,
-    /// A task was stolen.
+    /// A task was stolen. From the batch steals that return `Steal<()>`
+    /// (`steal_batch`, `steal_batch_with_limit`): the destination holds at
+    /// least one task it can pop (at least one moved, or it is bounded and
+    /// full).
     Success(T),
     /// The attempt lost a race (with the owner or another thief) and should
     /// be repeated; the deque is not known to be empty.
@@ -30,7 +35,7 @@ pub enum Steal<T> {
 }
 
 impl<T> Steal<T> {
-    /// Returns `true` if the deque was empty.
+    /// Returns `true` if the source (deque or injector) was empty.
     ///
     /// ```
     /// use chase_lev::Steal;

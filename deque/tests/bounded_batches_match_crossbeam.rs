@@ -3,7 +3,9 @@
 //! room for `r` tasks must do exactly what crossbeam-deque 0.8 does with a
 //! limit of `r` (one more for `steal_batch_and_pop`, whose returned task
 //! needs no room), for every flavour pair, victim length, limit and room.
-//! With no room at all, `steal_batch` is `Empty` and moves nothing.
+//! With no room at all, `steal_batch` moves nothing and returns `Success(())`
+//! if the victim had a task (the destination, full, has tasks to pop), or
+//! `Empty` if the victim was empty.
 #![cfg(not(miri))]
 
 /// The observable result of one batch steal: the `Steal` (with the returned
@@ -99,16 +101,20 @@ fn a_bounded_destination_behaves_like_crossbeam_with_its_room_as_the_limit() {
                                 limit.min(room)
                             };
                             let theirs = if effective == 0 {
-                                // No room and nothing to return: chase-lev's
-                                // `Empty`, which leaves everything in place.
-                                observe!(
+                                // No room and nothing to return: chase-lev
+                                // leaves everything in place, and returns
+                                // `Success(())` unless the victim was empty
+                                // (the full destination has tasks to pop).
+                                let (_, dest, victim) = observe!(
                                     crossbeam_deque,
                                     victim_fifo,
                                     dest_fifo,
                                     victim_len,
                                     own,
                                     |_, _| crossbeam_deque::Steal::Empty
-                                )
+                                );
+                                let result = if victim_len > 0 { "Some(())" } else { "None" };
+                                (result.to_string(), dest, victim)
                             } else if and_pop {
                                 observe!(
                                     crossbeam_deque,

@@ -137,7 +137,9 @@ impl ModelDeque {
 ///
 /// The documented rule: `min((len + 1) / 2, limit)` tasks are wanted; those
 /// that go into the destination are clipped to its room; the kept one needs
-/// no room. Zero tasks is `Steal::Empty`.
+/// no room. Zero tasks from an empty victim is `Steal::Empty`; zero tasks
+/// from a victim with tasks (into a full bounded destination) is
+/// `Success(())`.
 pub fn batch_size(
     victim_len: usize,
     limit: usize,
@@ -175,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_into_a_full_bounded_worker_is_empty_unless_one_task_is_kept() {
+    fn a_batch_into_a_full_bounded_worker_moves_none_unless_one_task_is_kept() {
         assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, false, Some(0)), 0);
         assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, true, Some(0)), 1);
         assert_eq!(batch_size(10, DEFAULT_BATCH_LIMIT, false, Some(2)), 2);

@@ -327,7 +327,9 @@ impl<T: TrackedTask + Debug> Harness<T> {
                 .rev()
                 .for_each(|&id| self.deques[dest].model.push(id));
         }
-        let expected = (count > 0).then_some(kept);
+        // `Empty` only when the injector was empty: into a full bounded
+        // destination nothing moves and the result is `Success(())`.
+        let expected = (wanted > 0).then_some(kept);
         let destination = self.deques[dest].worker.as_ref().expect("a live worker");
         let actual: Steal<Option<T>> = match (keep_first, limit) {
             (false, None) => self
@@ -484,7 +486,9 @@ impl<T: TrackedTask + Debug> Harness<T> {
             } else {
                 moved.iter().rev().for_each(|&id| dest_model.push(id));
             }
-            (count > 0).then_some(kept)
+            // `Empty` only when the victim was empty: into a full bounded
+            // destination nothing moves and the result is `Success(())`.
+            (victim_len > 0).then_some(kept)
         };
         let thief = &self.stealers[stealer].1;
         let destination = self.worker(dest);
