@@ -1,0 +1,504 @@
+//! What thread churn costs the deques of the rest of the process in one process: an owner's push;pop pairs on a deque that
+//! changes buffer regularly, measured before any churn, after `CHURN_THREADS`
+//! threads that were alive at once each stole once and exited, and after
+//! `CHURN_WAVES_TOTAL` more threads, in waves of `CHURN_WAVE`, each stealing
+//! once; then a steal from a thread-local destructor against an ordinary
+//! steal.
+//!
+//! `cargo bench -p chase-lev-bench --bench churn`. Budget, by environment
+//! variable (the defaults are the issue's targets; CI runs it as a smoke test
+//! with, say, `CHURN_THREADS=64 CHURN_WAVES_TOTAL=256 CHURN_ROUNDS=7`):
+//! - `CHURN_THREADS`: threads alive at once in the first burst (8,192);
+//! - `CHURN_WAVES_TOTAL`: threads of the second burst (100,000);
+//! - `CHURN_WAVE`: threads alive at once in the second burst (64);
+//! - `CHURN_ROUNDS`: measured rounds per phase (31);
+//! - `CHURN_PAIRS`: push;pop pairs per round (20,000: about 80 buffer
+//!   changes of the 256-slot default buffer);
+//! - `CHURN_TLS_THREADS`: threads of the destructor rows (64), one after the
+//!   other, each timing `CHURN_TLS_STEALS` (200) ordinary steals and as many
+//!   from its thread-local destructor;
+//! - `CHURN_TLS_HOLDERS`: threads alive and holding hazard records during
+//!   the second destructor row (64).
+//!
+//! **The workload.** A LIFO worker (`Worker::new_lifo`, 256 slots) pushed and
+//! popped around empty: each pop takes the last task with a CAS on `top`, so
+//! the indices move on by one per pair and the owner moves to a new buffer
+//! (a spare, no allocation) every 256 pairs, and retires the old one; the
+//! retire is where the owner scans the hazard records.
+//!
+//! **The control.** Each round also times as many pairs on a worker that
+//! always holds one task: its pops never take the last task, it never changes
+//! buffer and never scans. The machine's speed of the moment (this machine is
+//! shared, two cores) moves both alike; churn moves only the first. A phase's
+//! figure is `lapping / control` per round; the ratio after/before is, round
+//! by round (the i-th round after against the i-th before), the ratio of
+//! those figures: its median and the distribution-free ~95% interval of the
+//! median (order statistics k and n - k + 1, k = (n - 1.96 sqrt(n)) / 2, as
+//! the forkjoin example and the rayon script compute theirs). Against the
+//! target "at most 1.2": met when the whole interval is at or below it, not
+//! met when the whole interval is above it, and otherwise "cannot tell". The
+//! raw ratio of ns per pair, round by round, is printed beside it with its
+//! own verdict (it also counts whatever moved the control).
+//!
+//! **The destructor row.** A thread-local registered before the thread's
+//! first steal is destroyed after the deque's own thread-locals (destructors
+//! run in reverse order of registration), so its steals find the thread's
+//! hazard record gone and borrow one, as a steal from any late destructor
+//! does. Per thread: the mean of its destructor steals over the mean of its
+//! ordinary ones, then the median over threads and its interval, against
+//! the target "no more than a few ordinary steals" (at most 4). The row is
+//! measured twice: with no other thread alive, and with `CHURN_TLS_HOLDERS`
+//! threads alive that have stolen (and so hold records), which a borrow that
+//! looks for a free record among all of them pays for.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use chase_lev::{Steal, Stealer, Worker};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(text) => text
+            .replace('_', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// Small stacks: thousands of threads alive at once.
+const STACK: usize = 64 * 1024;
+
+// ------------------------------------------------------------ statistics --
+
+/// The median of `values` (sorted here).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// A median with its distribution-free ~95% interval.
+struct Interval {
+    median: f64,
+    low: f64,
+    high: f64,
+    n: usize,
+}
+
+impl Interval {
+    fn of(mut values: Vec<f64>) -> Interval {
+        let n = values.len();
+        assert!(n > 0, "no values");
+        let median = median(&mut values);
+        let k = (((n as f64 - 1.96 * (n as f64).sqrt()) / 2.0) as usize).max(1);
+        Interval {
+            median,
+            low: values[k - 1],
+            high: values[n - k],
+            n,
+        }
+    }
+
+    /// Against a target "at most `bound`".
+    fn verdict(&self, bound: f64) -> &'static str {
+        if self.n < 6 {
+            "too few rounds"
+        } else if self.high <= bound {
+            "met"
+        } else if self.low > bound {
+            "not met"
+        } else {
+            "cannot tell"
+        }
+    }
+
+    fn show(&self) -> String {
+        format!(
+            "{:.3} [{:.3}-{:.3}, n = {}]",
+            self.median, self.low, self.high, self.n
+        )
+    }
+}
+
+// ---------------------------------------------------------- the pairs --
+
+/// The two deques of a round: one that changes buffer every 256 pairs, one
+/// that never does.
+struct Owner {
+    lapping: Worker<u64>,
+    control: Worker<u64>,
+    pairs: usize,
+}
+
+/// One round: (lapping, control) in ns per pair.
+#[derive(Clone, Copy)]
+struct Round {
+    lapping: f64,
+    control: f64,
+}
+
+impl Owner {
+    fn new(pairs: usize) -> Owner {
+        let control = Worker::new_lifo();
+        control.push(u64::MAX); // one resident task: no pop takes the last
+        Owner {
+            lapping: Worker::new_lifo(),
+            control,
+            pairs,
+        }
+    }
+
+    fn time(worker: &Worker<u64>, pairs: usize) -> f64 {
+        let start = Instant::now();
+        for task in 0..pairs as u64 {
+            worker.push(black_box(task));
+            black_box(worker.pop());
+        }
+        start.elapsed().as_nanos() as f64 / pairs as f64
+    }
+
+    /// `rounds` rounds, the two deques in turns (which goes first
+    /// alternates).
+    fn rounds(&self, rounds: usize) -> Vec<Round> {
+        // A warm-up round of each, not kept.
+        Owner::time(&self.lapping, self.pairs);
+        Owner::time(&self.control, self.pairs);
+        (0..rounds)
+            .map(|round| {
+                if round % 2 == 0 {
+                    let lapping = Owner::time(&self.lapping, self.pairs);
+                    let control = Owner::time(&self.control, self.pairs);
+                    Round { lapping, control }
+                } else {
+                    let control = Owner::time(&self.control, self.pairs);
+                    let lapping = Owner::time(&self.lapping, self.pairs);
+                    Round { lapping, control }
+                }
+            })
+            .collect()
+    }
+}
+
+/// A phase's rounds, summarised.
+struct Phase {
+    name: String,
+    rounds: Vec<Round>,
+}
+
+impl Phase {
+    fn lapping(&self) -> Vec<f64> {
+        self.rounds.iter().map(|round| round.lapping).collect()
+    }
+
+    fn control(&self) -> Vec<f64> {
+        self.rounds.iter().map(|round| round.control).collect()
+    }
+
+    fn normalised(&self) -> Vec<f64> {
+        self.rounds
+            .iter()
+            .map(|round| round.lapping / round.control)
+            .collect()
+    }
+
+    fn print(&self) {
+        let lapping = Interval::of(self.lapping());
+        let control = Interval::of(self.control());
+        println!(
+            "  {:<34} {:>9.2} ns/pair (min {:.2}, max {:.2})   control {:>6.2} ns/pair   \
+             lapping/control {:.2}",
+            self.name,
+            lapping.median,
+            self.lapping().iter().copied().fold(f64::INFINITY, f64::min),
+            self.lapping().iter().copied().fold(0.0, f64::max),
+            control.median,
+            Interval::of(self.normalised()).median,
+        );
+    }
+
+    /// The ratio of `self` to `before`, round by round, normalised by the
+    /// control; and the raw one.
+    fn against(&self, before: &Phase) -> (Interval, Interval) {
+        let normalised = self
+            .normalised()
+            .iter()
+            .zip(before.normalised())
+            .map(|(after, before)| after / before)
+            .collect();
+        let raw = self
+            .lapping()
+            .iter()
+            .zip(before.lapping())
+            .map(|(after, before)| after / before)
+            .collect();
+        (Interval::of(normalised), Interval::of(raw))
+    }
+}
+
+// ------------------------------------------------------------- churn --
+
+/// Deques the churning threads steal from, with enough tasks for all.
+fn sources(tasks: usize) -> Vec<Worker<u64>> {
+    (0..4)
+        .map(|_| {
+            let worker = Worker::new_fifo_with_capacity(tasks / 4 + 1);
+            (0..(tasks / 4 + 1) as u64).for_each(|task| worker.push(task));
+            worker
+        })
+        .collect()
+}
+
+/// Steals until a task comes (the sources have one for every thread).
+fn steal_one(stealer: &Stealer<u64>) -> u64 {
+    loop {
+        match stealer.steal() {
+            Steal::Success(task) => return task,
+            Steal::Retry => std::hint::spin_loop(),
+            Steal::Empty => panic!("a source ran out of tasks"),
+        }
+    }
+}
+
+/// `threads` threads alive at once, each having stolen once.
+fn burst(threads: usize) -> Duration {
+    let start = Instant::now();
+    let sources = sources(threads);
+    let stealers: Vec<Stealer<u64>> = sources.iter().map(Worker::stealer).collect();
+    let all_stole = Arc::new(Barrier::new(threads + 1));
+    let handles: Vec<_> = (0..threads)
+        .map(|index| {
+            let stealer = stealers[index % stealers.len()].clone();
+            let all_stole = Arc::clone(&all_stole);
+            thread::Builder::new()
+                .stack_size(STACK)
+                .spawn(move || {
+                    black_box(steal_one(&stealer));
+                    all_stole.wait(); // alive until every one has stolen
+                })
+                .expect("a thread (raise ulimit -u?)")
+        })
+        .collect();
+    all_stole.wait();
+    for handle in handles {
+        handle.join().expect("a churning thread");
+    }
+    start.elapsed()
+}
+
+/// `total` threads, `wave` alive at once, each stealing once.
+fn waves(total: usize, wave: usize) -> Duration {
+    let start = Instant::now();
+    let sources = sources(total);
+    let stealers: Vec<Stealer<u64>> = sources.iter().map(Worker::stealer).collect();
+    let mut spawned = 0;
+    while spawned < total {
+        let handles: Vec<_> = (spawned..(spawned + wave).min(total))
+            .map(|index| {
+                let stealer = stealers[index % stealers.len()].clone();
+                thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn(move || black_box(steal_one(&stealer)))
+                    .expect("a thread")
+            })
+            .collect();
+        spawned += handles.len();
+        for handle in handles {
+            handle.join().expect("a churning thread");
+        }
+    }
+    start.elapsed()
+}
+
+// ------------------------------------------------ destructor steals --
+
+/// A thread's timings: the mean ordinary steal and the mean steal from its
+/// thread-local destructor, in ns.
+struct DestructorSteals {
+    stealer: Stealer<u64>,
+    steals: usize,
+    ordinary: f64,
+    result: Arc<AtomicU64>,
+}
+
+impl Drop for DestructorSteals {
+    fn drop(&mut self) {
+        let start = Instant::now();
+        for _ in 0..self.steals {
+            black_box(steal_one(&self.stealer));
+        }
+        let late = start.elapsed().as_nanos() as f64 / self.steals as f64;
+        self.result.store((late / self.ordinary).to_bits(), SeqCst);
+    }
+}
+
+thread_local! {
+    static LATE: Cell<Option<DestructorSteals>> = const { Cell::new(None) };
+}
+
+/// Per thread, the ratio of a destructor's steal to an ordinary one.
+fn destructor_steals(threads: usize, steals: usize) -> Vec<f64> {
+    // Each thread takes 2 * steals + 1 tasks.
+    let tasks = threads * (2 * steals + 1);
+    let source = Worker::new_fifo_with_capacity(tasks);
+    (0..tasks as u64).for_each(|task| source.push(task));
+    (0..threads)
+        .map(|_| {
+            let stealer = source.stealer();
+            let result = Arc::new(AtomicU64::new(0));
+            let sent = Arc::clone(&result);
+            thread::Builder::new()
+                .stack_size(STACK)
+                .spawn(move || {
+                    // Registered first, destroyed last: after this thread's
+                    // hazard record.
+                    LATE.with(|late| {
+                        late.set(Some(DestructorSteals {
+                            stealer: stealer.clone(),
+                            steals,
+                            ordinary: 0.0,
+                            result: sent,
+                        }))
+                    });
+                    black_box(steal_one(&stealer)); // sets the record up
+                    let start = Instant::now();
+                    for _ in 0..steals {
+                        black_box(steal_one(&stealer));
+                    }
+                    let ordinary = start.elapsed().as_nanos() as f64 / steals as f64;
+                    LATE.with(|late| {
+                        let mut timings = late.take().expect("set above");
+                        timings.ordinary = ordinary;
+                        late.set(Some(timings));
+                    });
+                })
+                .expect("a thread")
+                .join()
+                .expect("a destructor thread");
+            f64::from_bits(result.load(SeqCst))
+        })
+        .collect()
+}
+
+/// `holders` threads that have each stolen once, alive until the returned
+/// closure is called.
+fn holders(holders: usize) -> impl FnOnce() {
+    let sources = sources(holders);
+    let stealers: Vec<Stealer<u64>> = sources.iter().map(Worker::stealer).collect();
+    let stole = Arc::new(Barrier::new(holders + 1));
+    let release = Arc::new(Barrier::new(holders + 1));
+    let handles: Vec<_> = (0..holders)
+        .map(|index| {
+            let stealer = stealers[index % stealers.len()].clone();
+            let (stole, release) = (Arc::clone(&stole), Arc::clone(&release));
+            thread::Builder::new()
+                .stack_size(STACK)
+                .spawn(move || {
+                    black_box(steal_one(&stealer));
+                    stole.wait();
+                    release.wait();
+                })
+                .expect("a thread")
+        })
+        .collect();
+    stole.wait();
+    move || {
+        release.wait();
+        for handle in handles {
+            handle.join().expect("a holder");
+        }
+        drop(sources);
+    }
+}
+
+// ------------------------------------------------------------------ main --
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is taken.
+    let threads = env_usize("CHURN_THREADS", 8_192);
+    let waves_total = env_usize("CHURN_WAVES_TOTAL", 100_000);
+    let wave = env_usize("CHURN_WAVE", 64).max(1);
+    let rounds = env_usize("CHURN_ROUNDS", 31).max(1);
+    let pairs = env_usize("CHURN_PAIRS", 20_000).max(1);
+    let tls_threads = env_usize("CHURN_TLS_THREADS", 64).max(1);
+    let tls_steals = env_usize("CHURN_TLS_STEALS", 200).max(1);
+    let tls_holders = env_usize("CHURN_TLS_HOLDERS", 64);
+    const TARGET: f64 = 1.2;
+    const TLS_TARGET: f64 = 4.0;
+
+    println!(
+        "churn: an owner's push;pop pairs around empty on Worker::new_lifo() (a new buffer \
+         every 256 pairs), {rounds} rounds of {pairs} pairs per phase, each round beside a \
+         control deque that never changes buffer"
+    );
+    // This thread steals too, so that it has a hazard record like any thread.
+    let own = Worker::new_lifo();
+    own.push(0u64);
+    let _ = black_box(own.stealer().steal());
+
+    let owner = Owner::new(pairs);
+    let before = Phase {
+        name: "before any churn".into(),
+        rounds: owner.rounds(rounds),
+    };
+    before.print();
+
+    let took = burst(threads);
+    let after_burst = Phase {
+        name: format!("after {threads} threads alive at once"),
+        rounds: owner.rounds(rounds),
+    };
+    after_burst.print();
+    println!("    (the burst took {:.2} s)", took.as_secs_f64());
+
+    let took = waves(waves_total, wave);
+    let after_waves = Phase {
+        name: format!("after {waves_total} more, in waves of {wave}"),
+        rounds: owner.rounds(rounds),
+    };
+    after_waves.print();
+    println!("    (the waves took {:.2} s)", took.as_secs_f64());
+
+    println!("ratio after/before, round by round (median [~95% interval]), target <= {TARGET}:");
+    for phase in [&after_burst, &after_waves] {
+        let (normalised, raw) = phase.against(&before);
+        println!(
+            "  {:<34} by the control: {} {};  raw ns/pair: {} {}",
+            phase.name,
+            normalised.show(),
+            normalised.verdict(TARGET),
+            raw.show(),
+            raw.verdict(TARGET),
+        );
+    }
+
+    println!(
+        "a steal from a thread-local destructor / an ordinary steal, per thread ({tls_threads} \
+         threads one after the other, {tls_steals} steals each way; median [~95% interval]), \
+         target <= {TLS_TARGET}:"
+    );
+    let alone = Interval::of(destructor_steals(tls_threads, tls_steals));
+    println!(
+        "  {:<34} {} {}",
+        "no other thread alive",
+        alone.show(),
+        alone.verdict(TLS_TARGET)
+    );
+    let release = holders(tls_holders);
+    let held = Interval::of(destructor_steals(tls_threads, tls_steals));
+    release();
+    println!(
+        "  {:<34} {} {}",
+        format!("{tls_holders} threads alive holding records"),
+        held.show(),
+        held.verdict(TLS_TARGET)
+    );
+}
