@@ -49,17 +49,19 @@ pub const EXHAUSTIVE_VAR: &str = "CHASE_LEV_LOOM_EXHAUSTIVE";
 
 /// The preemption bound a scenario whose own bound is `own` runs with:
 /// `None` under `CHASE_LEV_LOOM_EXHAUSTIVE=1`, else `LOOM_MAX_PREEMPTIONS`
-/// if set, else `own`.
+/// if set (or `own` if that is lower: a budget never raises a scenario's
+/// bound), else `own`.
 pub fn preemption_bound(own: Option<usize>) -> Option<usize> {
     if std::env::var(EXHAUSTIVE_VAR).is_ok_and(|value| value == "1") {
         return None;
     }
     match std::env::var("LOOM_MAX_PREEMPTIONS") {
-        Ok(value) => Some(
-            value
+        Ok(value) => {
+            let budget: usize = value
                 .parse()
-                .expect("LOOM_MAX_PREEMPTIONS must be a number"),
-        ),
+                .expect("LOOM_MAX_PREEMPTIONS must be a number");
+            Some(own.map_or(budget, |own| own.min(budget)))
+        }
         Err(_) => own,
     }
 }

@@ -16,7 +16,7 @@ pub mod deque {
     use core::ops::Deref;
 
     pub use crate::Mutant;
-    pub use chase_lev_loom::{Pause, PauseHook, Steal, Stealer, DEFAULT_BATCH_LIMIT};
+    pub use chase_lev_loom::{hooks, Pause, PauseHook, Steal, Stealer, DEFAULT_BATCH_LIMIT};
 
     /// A shipped `Worker`, made by its public constructors.
     pub struct Worker<T>(chase_lev_loom::Worker<T>);
@@ -33,7 +33,7 @@ pub mod deque {
             assert!(mutant.is_none(), "the shipped build has no mutant");
             use chase_lev_loom::Worker as Shipped;
             Worker(match (fifo, bounded) {
-                (false, false) => Shipped::with_capacity(capacity),
+                (false, false) => Shipped::new_lifo_with_capacity(capacity),
                 (true, false) => Shipped::new_fifo_with_capacity(capacity),
                 (false, true) => Shipped::new_lifo_bounded(capacity),
                 (true, true) => Shipped::new_fifo_bounded(capacity),

@@ -24,8 +24,8 @@ use crate::ledger::{self, Mark, Task};
 pub struct Scenario {
     /// Its name, as the test and the matrix print it.
     pub name: &'static str,
-    /// Which of the scenario families (1 to 7) it belongs to; 8 is
-    /// the injector's.
+    /// Which scenario family (1 to 7, the deque's) it belongs to; 8 is the
+    /// injector's, 9 the hazard registry's.
     pub family: u8,
     /// Threads in the model, the main thread (the owner) included.
     pub threads: usize,
@@ -50,6 +50,10 @@ impl Scenario {
 
 /// The family of the injector's scenarios.
 pub const INJECTOR_FAMILY: u8 = 8;
+
+/// The family of the hazard registry's scenarios: what the process around
+/// the deque does between its threads (nested steals, threads that exit).
+pub const REGISTRY_FAMILY: u8 = 9;
 
 /// Every scenario, cheapest first, so that the mutation matrix finds most
 /// kills early.
@@ -320,6 +324,27 @@ pub const ALL: &[Scenario] = &[
         preemption_bound: None,
         body: lifo_steal_batch_with_limit_one_against_a_pop,
     },
+    Scenario {
+        name: "steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires",
+        family: REGISTRY_FAMILY,
+        threads: 2,
+        preemption_bound: None,
+        body: steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires,
+    },
+    Scenario {
+        name: "record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans",
+        family: REGISTRY_FAMILY,
+        threads: 2,
+        preemption_bound: None,
+        body: record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans,
+    },
+    Scenario {
+        name: "owner_changes_buffer_twice_while_two_thieves_hold_slots",
+        family: REGISTRY_FAMILY,
+        threads: 3,
+        preemption_bound: Some(2),
+        body: owner_changes_buffer_twice_while_two_thieves_hold_slots,
+    },
 ];
 
 /// Looks a scenario up by name.
@@ -487,6 +512,11 @@ impl Thief {
 
     fn steal_batch_with_limit(&self, mutant: Option<Mutant>, fifo: bool, limit: usize) {
         let destination = self.destination(mutant, fifo);
+        self.steal_batch_into(&destination, limit);
+    }
+
+    /// A batch steal into `destination`, which is then drained.
+    fn steal_batch_into(&self, destination: &Worker<Task>, limit: usize) {
         if limit == super::deque::DEFAULT_BATCH_LIMIT {
             self.note(|| format!("{} calls steal_batch()", self.name));
         } else {
@@ -498,7 +528,7 @@ impl Thief {
             Some(self.known_pushed_before),
             limit,
         );
-        match self.stealer.steal_batch_with_limit(&destination, limit) {
+        match self.stealer.steal_batch_with_limit(destination, limit) {
             Steal::Success(()) => {
                 self.note(|| format!("{}'s steal_batch returns Success", self.name))
             }
@@ -508,7 +538,7 @@ impl Thief {
             }
             Steal::Retry => self.note(|| format!("{}'s steal_batch returns Retry", self.name)),
         }
-        self.drain(&operation, &destination);
+        self.drain(&operation, destination);
     }
 
     fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
@@ -1440,4 +1470,88 @@ fn injector_late_helper_gives_its_ticket_back_before_the_block_is_freed(mutant: 
     main.steal_batch(mutant, true);
     main.steal_batch(mutant, true);
     main.finish(vec![helper]);
+}
+
+// ---------------------------------------------------------------------------
+// Family 9: the hazard registry between threads.
+
+/// A steal whose thread runs another steal in the middle of it: a global
+/// allocator that steals, called while a batch steal grows its destination
+/// (modelled by the internal builds' allocation hook). The victim is a FIFO
+/// deque with tasks 1 to 4 in its 4-slot buffer; the thief's batch (two
+/// tasks) goes into a 1-slot worker, whose growth allocates, and the
+/// allocator steals from the same victim, announcing in a record it
+/// borrows. Meanwhile the owner pushes task 5, which moves the victim to a
+/// new buffer and retires the old one, so its scan races both
+/// announcements. The nested steal must not end the outer steal's
+/// announcement: with one slot a thread (mutant `hazard-not-reentrant`),
+/// the owner's scan finds the slot cleared and frees the buffer the outer
+/// batch then copies from (proofs-notes/reclamation.md#nested-steals).
+fn steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires(mutant: Option<Mutant>) {
+    let owner = Owner::new(FIFO, mutant);
+    for id in 1..=4 {
+        owner.push(id);
+    }
+    assert_eq!(owner.worker.capacity(), 4, "the victim's buffer is full");
+    let nested = owner.stealer("thief 1's allocator");
+    let thief = owner.stealer("thief 1").spawn(move |thief| {
+        let destination = Worker::new_mutant(false, 1, false, mutant);
+        super::deque::hooks::before_next_buffer_allocation(move || nested.steal());
+        thief.steal_batch_into(&destination, super::deque::DEFAULT_BATCH_LIMIT);
+    });
+    owner.push(5); // at the end of the lap: a new buffer, the old one retired
+    owner.finish(vec![thief]);
+}
+
+/// A thief steals task 1 and exits, giving its record back; the owner joins
+/// it and starts a second thief, whose first steal takes that record (the
+/// lowest free one) while the owner pushes task 2 at the end of its 1-slot
+/// buffer's lap, moves to a new buffer and scans. The scan must see the
+/// second thief's announcement in the record the first one held
+/// (proofs-notes/reclamation.md#records).
+fn record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    owner.push(1);
+    let first = owner.stealer("thief 1").spawn(Thief::steal);
+    first.join().unwrap(); // thief 1 took task 1, and gave its record back
+    let second = owner.stealer("thief 2").spawn(Thief::steal);
+    owner.push(2); // the lap's end: a new buffer, the old one retired and scanned
+    owner.pop();
+    owner.finish(vec![second]);
+}
+
+/// Two thieves, and an owner that grows a 1-slot deque twice: thief 1 may
+/// hold the first buffer and thief 2 the second when the owner retires the
+/// second, so its scan finds two slots in use, holding two different
+/// retired buffers, and must keep both (mutant `scan-stops-at-first-held`
+/// frees the second), and the spares it keeps must be held by neither
+/// (proofs-notes/reclamation.md#reuse).
+fn owner_changes_buffer_twice_while_two_thieves_hold_slots(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    owner.push(1);
+    let first = owner.stealer("thief 1").spawn(Thief::steal);
+    let second = owner.stealer("thief 2").spawn(Thief::steal);
+    // The owner yields where a thief's steal may begin (a switch loom does
+    // not count as a preemption), so that the two preemptions of the bound
+    // can stop each thief inside its steal.
+    thread::yield_now();
+    owner.push(2); // grows to 2 slots, retires the first buffer
+    thread::yield_now();
+    owner.push(3); // grows to 4 slots, retires the second
+    owner.pop();
+    owner.finish(vec![first, second]);
 }
