@@ -2,7 +2,8 @@
 # rayon on chase-lev against rayon on crossbeam-deque: the same program
 # (tests/drop-in/rayon-on-chase-lev), the same rayon and rayon-core (from
 # tests/drop-in/Cargo.lock), built twice: once through the workspace's
-# `[patch.crates-io]` (crossbeam-deque = chase-lev), once from a copy of the
+# `[patch.crates-io]` (crossbeam-deque = chase-lev through
+# crossbeam-deque-drop-in/), once from a copy of the
 # workspace without the patch (crossbeam-deque from crates.io). Then runs of
 # the two binaries alternate (which one goes first alternates too), each run
 # one process timing one workload's parallel part in-process, and the table
@@ -53,8 +54,9 @@ rm -rf "$unpatched/rayon-on-chase-lev"
 mkdir -p "$unpatched"
 cp -r tests/drop-in/rayon-on-chase-lev "$unpatched/"
 rm -rf "$unpatched/rayon-on-chase-lev/target"
-# The workspace manifest minus the [patch.crates-io] table and the drop-in
-# member; the lock keeps rayon's versions, crossbeam-deque resolves anew.
+# The workspace manifest minus the [patch.crates-io] table (and any member
+# but the program); the lock keeps rayon's versions, crossbeam-deque resolves
+# anew.
 sed -e '/^\[patch\.crates-io\]/,/^$/d' \
     -e 's/^members = .*/members = ["rayon-on-chase-lev"]/' \
     tests/drop-in/Cargo.toml >"$unpatched/Cargo.toml"
@@ -68,9 +70,10 @@ if [[ "${RAYON_WITHOUT_POP_FENCE:-0}" == 1 ]]; then
     echo "building the bound: chase-lev without its pop fence (incorrect, for measurement only)"
     bound="$work/without-pop-fence-tree"
     rm -rf "$bound"
-    mkdir -p "$bound/deque" "$bound/tests/drop-in"
+    mkdir -p "$bound/deque" "$bound/tests/drop-in" "$bound/crossbeam-deque-drop-in"
     cp -r deque/Cargo.toml deque/src deque/tests "$bound/deque/"
-    cp -r tests/drop-in/Cargo.toml tests/drop-in/Cargo.lock tests/drop-in/crossbeam-deque \
+    cp -r crossbeam-deque-drop-in/Cargo.toml crossbeam-deque-drop-in/src "$bound/crossbeam-deque-drop-in/"
+    cp -r tests/drop-in/Cargo.toml tests/drop-in/Cargo.lock \
         tests/drop-in/rayon-on-chase-lev "$bound/tests/drop-in/"
     rm -rf "$bound/tests/drop-in/rayon-on-chase-lev/target"
     # A workspace of the deque alone, for its inherited settings.

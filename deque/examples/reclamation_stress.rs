@@ -192,7 +192,7 @@ fn main() {
         }
         let stealer = worker.stealer();
         let thread = std::thread::spawn(move || {
-            let dest = Worker::<Task>::with_capacity(1);
+            let dest = Worker::<Task>::new_lifo_with_capacity(1);
             STALL_NEXT_BUFFER.with(|stall| stall.set(true));
             let result = stealer.steal_batch_with_limit(&dest, 2);
             (matches!(result, Steal::Success(())), dest.len())

@@ -10,7 +10,7 @@
 //! `Stealer`, [`Injector`] and [`Steal`], so a scheduler can switch by
 //! changing an import,
 //! plus bounded workers ([`Worker::new_lifo_bounded`], [`Worker::try_push`])
-//! and [`Worker::with_capacity`].
+//! and a starting capacity ([`Worker::new_lifo_with_capacity`]).
 //!
 //! # Compatibility with crossbeam-deque 0.8
 //!
@@ -22,15 +22,22 @@
 //! tasks: the destination's owner pops them in the order the victim's owner
 //! would have (oldest first from a FIFO worker or an injector, newest first
 //! from a LIFO worker), and `steal_batch_and_pop` returns the first of that
-//! order. A project that uses crossbeam-deque through another crate (rayon)
-//! switches with `[patch.crates-io]`, see the README.
+//! order. Each type has crossbeam-deque's auto traits and trait impls, no
+//! more and no fewer (`Worker` is `Send` and `UnwindSafe`, `Stealer` `Send`,
+//! `Sync`, `UnwindSafe` and `RefUnwindSafe`, under the same bounds on the
+//! task type), a list checked at compile time against both crates. A project
+//! that uses crossbeam-deque through another crate (rayon) switches with
+//! `[patch.crates-io]`, see the README.
 //!
 //! Beyond crossbeam-deque: bounded workers ([`Worker::new_lifo_bounded`],
-//! [`Worker::new_fifo_bounded`], [`Worker::try_push`], [`Worker::bound`]),
-//! [`Worker::with_capacity`] and [`Worker::capacity`]. A batch steal into a
-//! bounded worker takes at most as many tasks as it has room for (as
-//! crossbeam's would with that limit); with no room, `steal_batch` returns
-//! `Empty` and `steal_batch_and_pop` still returns one task.
+//! [`Worker::new_fifo_bounded`], [`Worker::try_push`], [`Worker::bound`]), a
+//! starting capacity ([`Worker::new_lifo_with_capacity`],
+//! [`Worker::new_fifo_with_capacity`]) and [`Worker::capacity`]. A batch
+//! steal into a bounded worker takes at most as many tasks as it has room
+//! for (as crossbeam's would with that limit). With no room it moves
+//! nothing: `steal_batch` returns `Success(())` if the source had a task
+//! (the full worker has tasks of its own to pop), and `steal_batch_and_pop`
+//! still returns one task. `Empty` always means the source looked empty.
 //!
 //! # A scheduler loop
 //!
@@ -75,23 +82,36 @@
 //!
 //! # Model-checking your scheduler
 //!
-//! Built with `RUSTFLAGS="--cfg chase_lev_loom"`, chase-lev runs on
-//! [loom](https://docs.rs/loom)'s atomics, fences, cells and threads (the
-//! same algorithm, reclamation and fences as the std build), so a loom test
-//! of your scheduler explores the deque inside it too. The cfg is
-//! crate-specific (like `crossbeam_loom` and `st3_loom`; a plain `loom` cfg
-//! would switch every crate that reads it), and no cargo feature can turn it
-//! on: a normal build never compiles loom. Under the cfg, `new_lifo` and
-//! `new_fifo` start at 4 slots, so that a model stays small. In your crate:
+//! Built with `RUSTFLAGS="--cfg chase_lev_loom"` and the feature `loom`,
+//! chase-lev runs on [loom](https://docs.rs/loom)'s atomics, fences, cells
+//! and threads (the same algorithm, reclamation and fences as the std build),
+//! so a loom test of your scheduler explores the deque inside it too. The cfg
+//! is crate-specific (like `crossbeam_loom` and `st3_loom`; a plain `loom`
+//! cfg would switch every crate that reads it), and the loom dependency is
+//! optional, as crossbeam-utils' is: a crate that does not ask for the
+//! feature has no loom in its build or its lock file. Under the cfg,
+//! `new_lifo` and `new_fifo` start at 4 slots, so that a model stays small.
+//! In your crate's `Cargo.toml`, beside your normal dependency on chase-lev:
 //!
 //! ```toml
 //! [target.'cfg(chase_lev_loom)'.dependencies]
+//! chase-lev = { version = "0.1", features = ["loom"] } # or the path/git of your [dependencies] entry
 //! loom = "0.7"
+//!
+//! [lints.rust]
+//! unexpected_cfgs = { level = "warn", check-cfg = ["cfg(chase_lev_loom)"] }
 //! ```
 //!
-//! then run `RUSTFLAGS="--cfg chase_lev_loom" cargo test --release` (in a
-//! target directory of its own: the flag rebuilds everything), with your own
-//! atomics and threads taken from loom under the same cfg:
+//! (the lint line declares the cfg, so that rustc does not warn about an
+//! unexpected `cfg` in your code), then run
+//!
+//! ```sh
+//! RUSTFLAGS="--cfg chase_lev_loom" cargo test --release --target-dir target/loom
+//! ```
+//!
+//! (a target directory of its own: the flag rebuilds everything). Take your
+//! own atomics and threads from loom under the same cfg, and wrap the test
+//! in `loom::model`:
 //!
 //! ```
 //! #[cfg(chase_lev_loom)]
@@ -115,10 +135,8 @@
 //!
 //! The repository's `tests/downstream-loom` is a worked example: a
 //! two-worker scheduler whose loom test passes, and catches a planted bug in
-//! its termination counter. Declare the cfg to rustc's lint with
-//! `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg =
-//! ["cfg(chase_lev_loom)"] }`; bound loom's search with
-//! `LOOM_MAX_PREEMPTIONS` when the model's threads spin.
+//! its termination counter. Bound loom's search with `LOOM_MAX_PREEMPTIONS`
+//! when the model's threads spin.
 //!
 //! # The injector
 //!
@@ -148,21 +166,39 @@
 //! loom over owner/thief interleavings and weaken each ordering in turn (the
 //! mutation matrix); `tests/` checks real concurrent histories for
 //! linearizability; miri and ThreadSanitizer run the unit and stress tests.
-//! See the repository's README.
+//! The repository's `VERIFYING.md` lists every check, what it shows and how
+//! to run it.
 //!
 //! # Memory
 //!
 //! The buffer is a ring of slots that doubles when full and halves, with
 //! hysteresis, when it stays under a quarter full (over `capacity / 2` owner
 //! pops in a row, whether they returned a task or found that thieves had
-//! taken them all). A retired buffer is freed at the owner's next buffer
-//! change once no thief holds it (each thread announces the buffer it reads
-//! in a hazard slot, with no barrier beyond the steal's own fence), and every
-//! remaining one when the deque drops. `top` and `bottom`
+//! taken them all). Each steal announces the buffer it reads in a hazard
+//! slot, with no barrier beyond the steal's own fence. A buffer the owner
+//! replaces is freed at that buffer change if no steal holds it, else at a
+//! later buffer change after the steal lets go, or when the deque drops (a
+//! deque that never changes buffer again keeps it until then: at most one
+//! per steal that was in progress). Besides, the owner keeps a few spare
+//! buffers of its current capacity for its next laps: two, or one more
+//! than the most buffers steals ever held at once. Every thread that steals
+//! holds one hazard record while it lives (and one more for each steal
+//! nested in another of its steals, such as a steal from inside the global
+//! allocator); records are reused by later threads and never freed, 64 to
+//! a chunk of 8 KiB. `top` and `bottom`
 //! live on separate cache lines. Tasks left in the deque are dropped exactly
 //! once when the last handle goes; zero-sized tasks take no memory.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
+
+// The cfg without the feature: loom is not a dependency then, and every use
+// of it in the sync shim would fail with an unresolved crate instead.
+#[cfg(all(chase_lev_loom, not(feature = "loom")))]
+compile_error!(
+    "chase-lev: `--cfg chase_lev_loom` needs chase-lev's `loom` feature: add \
+     `[target.'cfg(chase_lev_loom)'.dependencies] chase-lev = { ..., features = [\"loom\"] }` \
+     to your Cargo.toml (see chase-lev's docs, \"Model-checking your scheduler\")"
+);
 
 mod batch;
 mod buffer;
@@ -201,6 +237,10 @@ pub use worker::Worker;
 /// assert_eq!(mine.len(), DEFAULT_BATCH_LIMIT);
 /// ```
 pub const DEFAULT_BATCH_LIMIT: usize = 32;
+
+#[cfg(chase_lev_hooks)]
+#[doc(hidden)]
+pub use sync::hooks;
 
 #[cfg(chase_lev_mutants)]
 pub use policy::Mutant;

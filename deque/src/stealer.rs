@@ -2,6 +2,7 @@
 //! steal is in deque.rs, the batch steals in batch.rs.
 
 use core::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use crate::deque::Inner;
 use crate::sync::{Arc, Ordering::Relaxed};
@@ -23,6 +24,19 @@ use crate::sync::{Arc, Ordering::Relaxed};
 pub struct Stealer<T> {
     pub(crate) inner: Arc<Inner<T>>,
 }
+
+// `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`, as
+// crossbeam-deque 0.8's `Stealer` is from its fields. The fields do not give
+// it here (the deque's slots and retired-buffer list sit in `UnsafeCell`s),
+// so it is stated, and it holds for the same reason as crossbeam's: a panic
+// inside a deque operation cannot leave the deque in a state that breaks its
+// invariants for the other handles. A steal runs no task code, and its only
+// panic (a zero batch limit) comes before it claims anything, and the hazard
+// slot a steal announces is cleared by a guard's `Drop`, on an unwind too
+// (reclamation.rs). The worker's impl in worker.rs gives the whole argument. `UnwindSafe` is a safe marker trait; nothing unsafe relies
+// on it.
+impl<T: RefUnwindSafe> UnwindSafe for Stealer<T> {}
+impl<T: RefUnwindSafe> RefUnwindSafe for Stealer<T> {}
 
 impl<T> Stealer<T> {
     /// Lê et al.'s first loads of `steal`: top, the fence, bottom.
@@ -64,7 +78,16 @@ impl<T> Stealer<T> {
         }
     }
 
-    /// Returns `true` if the deque was empty at one moment during the call.
+    /// Returns `true` if the deque was empty at one moment during the call,
+    /// where, as for [`len`](Stealer::len) and the `Empty` of
+    /// [`steal`](Stealer::steal), a task counts as gone as soon as its
+    /// removal has started. So it can answer `true` while the LIFO owner's
+    /// [`pop`](crate::Worker::pop) of the last task has lowered `bottom` but not
+    /// yet won its CAS on `top`: the task is still in the buffer, and a thief
+    /// that looked before the pop may yet be the one that takes it (the pop
+    /// then returns `None`), but no task is left for anyone else. The answer
+    /// may be out of date by the time the caller looks at it
+    /// (`proofs-notes/linearizability.md#len` in the repository).
     ///
     /// ```
     /// use chase_lev::Worker;

@@ -54,7 +54,7 @@ fn an_empty_pop_leaves_the_deque_usable() {
 
 #[test]
 fn a_growable_worker_grows_from_capacity_one_and_keeps_order() {
-    let worker = Worker::with_capacity(1);
+    let worker = Worker::new_lifo_with_capacity(1);
     assert_eq!(worker.capacity(), 1);
     (0..MANY).for_each(|task| worker.push(task));
     assert!(worker.capacity() >= MANY);
@@ -66,7 +66,7 @@ fn a_growable_worker_grows_from_capacity_one_and_keeps_order() {
 
 #[test]
 fn the_buffer_shrinks_back_after_staying_small() {
-    let worker = Worker::with_capacity(4);
+    let worker = Worker::new_lifo_with_capacity(4);
     (0..1024).for_each(|task| worker.push(task));
     assert_eq!(worker.capacity(), 1024);
     while worker.pop().is_some() {}
@@ -87,7 +87,7 @@ fn the_buffer_shrinks_even_when_thieves_take_most_tasks() {
     } else {
         (1024, 1 << 16)
     };
-    let worker = Worker::with_capacity(4);
+    let worker = Worker::new_lifo_with_capacity(4);
     let stealer = worker.stealer();
     (0..filled).for_each(|task| worker.push(task));
     while worker.pop().is_some() {}
@@ -112,7 +112,7 @@ fn the_buffer_shrinks_when_thieves_take_every_task() {
         let worker = if fifo {
             Worker::new_fifo_with_capacity(4)
         } else {
-            Worker::with_capacity(4)
+            Worker::new_lifo_with_capacity(4)
         };
         let stealer = worker.stealer();
         (0..64).for_each(|task| worker.push(task));
@@ -134,7 +134,7 @@ fn the_buffer_shrinks_when_thieves_take_every_task() {
 
 #[test]
 fn filling_and_draining_in_rounds_does_not_reallocate_every_round() {
-    let worker = Worker::with_capacity(4);
+    let worker = Worker::new_lifo_with_capacity(4);
     let rounds = 6;
     let mut capacities = Vec::new();
     for _ in 0..rounds {
@@ -192,7 +192,7 @@ fn a_bounded_worker_of_capacity_zero_is_refused() {
 #[test]
 #[should_panic(expected = "capacity overflow")]
 fn an_absurd_capacity_is_refused_with_a_clear_message() {
-    let _ = Worker::<u64>::with_capacity(usize::MAX);
+    let _ = Worker::<u64>::new_lifo_with_capacity(usize::MAX);
 }
 
 #[test]
@@ -328,7 +328,12 @@ fn a_batch_steal_respects_its_limit_and_the_destination_bound() {
         Steal::Success(())
     );
     assert_eq!(mine.len(), 3, "only two slots were free");
-    assert_eq!(stealer.steal_batch(&mine), Steal::Empty, "no room at all");
+    assert_eq!(
+        stealer.steal_batch(&mine),
+        Steal::Success(()),
+        "no room at all: not Empty, as the victim has tasks and `mine` is full"
+    );
+    assert_eq!(mine.len(), 3, "nothing moved into a full worker");
     assert_eq!(
         stealer.steal_batch_and_pop(&mine),
         Steal::Success(2),
@@ -357,7 +362,7 @@ fn a_batch_steal_and_pop_from_a_lifo_victim_returns_the_newest_of_its_batch() {
 fn a_batch_steal_grows_a_growable_destination() {
     let victim = Worker::new_fifo();
     (0..2 * DEFAULT_BATCH_LIMIT).for_each(|task| victim.push(task));
-    let mine = Worker::with_capacity(1);
+    let mine = Worker::new_lifo_with_capacity(1);
     assert_eq!(victim.stealer().steal_batch(&mine), Steal::Success(()));
     assert_eq!(mine.len(), DEFAULT_BATCH_LIMIT);
     assert_eq!(
@@ -418,7 +423,7 @@ fn retired_not_freed<T>(worker: &Worker<T>) -> usize {
 
 #[test]
 fn with_no_thief_reading_every_retired_buffer_is_freed_at_once() {
-    let worker = Worker::with_capacity(1);
+    let worker = Worker::new_lifo_with_capacity(1);
     for task in 0..MANY {
         worker.push(task); // a grow, and so a retire, at every power of two
         assert_eq!(retired_not_freed(&worker), 0);
@@ -427,7 +432,7 @@ fn with_no_thief_reading_every_retired_buffer_is_freed_at_once() {
 
 #[test]
 fn a_buffer_a_thief_announced_is_kept_until_the_thief_lets_go() {
-    let worker = Worker::with_capacity(2);
+    let worker = Worker::new_lifo_with_capacity(2);
     worker.push(1);
     // Ordering: Relaxed, the owner's own pointer (proofs-notes/reclamation.md#hazard-slots).
     let buffer = worker.inner.buffer.load(crate::sync::Ordering::Relaxed);
@@ -446,7 +451,7 @@ fn retired_buffers_held_by_no_thief_do_not_pile_up_around_a_lap() {
     // A deque pushed and popped around empty moves to a new buffer once per
     // lap; a thief that steals now and then holds no buffer between steals,
     // so each retire frees everything.
-    let worker = Worker::with_capacity(4);
+    let worker = Worker::new_lifo_with_capacity(4);
     let stealer = worker.stealer();
     for round in 0..MANY {
         worker.push(round);

@@ -6,6 +6,7 @@ use core::cell::Cell;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::{Flavor, Inner};
@@ -91,6 +92,21 @@ pub struct Worker<T> {
 // that holds it. Tasks move between threads, so `T: Send` is required.
 unsafe impl<T: Send> Send for Worker<T> {}
 
+// `UnwindSafe` when `T: RefUnwindSafe`, and never `RefUnwindSafe` (its
+// `Cell`s make a shared `&Worker` not so), as crossbeam-deque 0.8's `Worker`
+// has from its fields. The fields do not give it here (the deque's slots and
+// retired-buffer list sit in `UnsafeCell`s), so it is stated, and it holds
+// for the same reason as crossbeam's: a panic inside a deque operation cannot
+// leave the deque in a state that breaks its invariants for the other
+// handles. No operation runs task code (only the final drop drops tasks, and
+// it goes on dropping the rest past a panic: `drop_tasks` in deque.rs); the
+// operations' own panics (a full bounded `push`, a zero batch limit, a
+// capacity overflow, the exhausted index space) are raised before the
+// operation publishes anything, so the other handles see the deque as it was
+// or, at worst, a claimed task that is never handed out (a leak, not a broken
+// invariant). `UnwindSafe` is a safe marker trait; nothing unsafe relies on it.
+impl<T: RefUnwindSafe> UnwindSafe for Worker<T> {}
+
 impl<T> Worker<T> {
     /// Creates a growable worker whose owner pops the newest task first
     /// (the usual choice for fork-join schedulers).
@@ -128,15 +144,33 @@ impl<T> Worker<T> {
     /// ```
     /// use chase_lev::Worker;
     ///
-    /// let worker = Worker::<u32>::with_capacity(1000);
+    /// let worker = Worker::<u32>::new_lifo_with_capacity(1000);
     /// assert_eq!(worker.capacity(), 1024);
     /// for task in 0..5000 {
     ///     worker.push(task); // grows as needed
     /// }
     /// assert_eq!(worker.len(), 5000);
+    /// assert_eq!(worker.pop(), Some(4999)); // the newest first
     /// ```
-    pub fn with_capacity(capacity: usize) -> Worker<T> {
+    pub fn new_lifo_with_capacity(capacity: usize) -> Worker<T> {
         Worker::build(Flavor::Lifo, capacity, false, Policy::default())
+    }
+
+    /// The former name of [`new_lifo_with_capacity`](Worker::new_lifo_with_capacity),
+    /// kept as an alias: the constructors now name their flavour in one
+    /// pattern for both (`new_lifo`/`new_fifo`, `new_lifo_with_capacity`/
+    /// `new_fifo_with_capacity`, `new_lifo_bounded`/`new_fifo_bounded`).
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use chase_lev::Worker;
+    ///
+    /// let worker = Worker::<u32>::with_capacity(1000); // the same as new_lifo_with_capacity(1000)
+    /// assert_eq!(worker.capacity(), 1024);
+    /// ```
+    #[deprecated(note = "use new_lifo_with_capacity")]
+    pub fn with_capacity(capacity: usize) -> Worker<T> {
+        Worker::new_lifo_with_capacity(capacity)
     }
 
     /// Creates a growable FIFO worker that starts with room for `capacity`
@@ -147,6 +181,9 @@ impl<T> Worker<T> {
     ///
     /// let worker = Worker::<u32>::new_fifo_with_capacity(3);
     /// assert_eq!(worker.capacity(), 4);
+    /// worker.push(1);
+    /// worker.push(2);
+    /// assert_eq!(worker.pop(), Some(1)); // the oldest first
     /// ```
     pub fn new_fifo_with_capacity(capacity: usize) -> Worker<T> {
         Worker::build(Flavor::Fifo, capacity, false, Policy::default())
@@ -315,7 +352,7 @@ impl<T> Worker<T> {
     /// ```
     /// use chase_lev::Worker;
     ///
-    /// let worker = Worker::<u8>::with_capacity(2);
+    /// let worker = Worker::<u8>::new_lifo_with_capacity(2);
     /// worker.push(1);
     /// worker.push(2);
     /// worker.push(3);

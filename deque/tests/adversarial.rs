@@ -108,7 +108,7 @@ impl Kind {
         match self {
             Kind::Lifo => Worker::new_lifo(),
             Kind::Fifo => Worker::new_fifo(),
-            Kind::LifoWithCapacity(capacity) => Worker::with_capacity(capacity),
+            Kind::LifoWithCapacity(capacity) => Worker::new_lifo_with_capacity(capacity),
             Kind::FifoWithCapacity(capacity) => Worker::new_fifo_with_capacity(capacity),
             Kind::LifoBounded(bound) => Worker::new_lifo_bounded(bound),
             Kind::FifoBounded(bound) => Worker::new_fifo_bounded(bound),
@@ -213,7 +213,7 @@ fn a_bounded_fifo_worker_too_large_to_allocate_panics() {
 #[test]
 #[should_panic(expected = "capacity overflow")]
 fn a_growable_lifo_worker_too_large_to_allocate_panics() {
-    let _ = Worker::<u8>::with_capacity(1 << 62);
+    let _ = Worker::<u8>::new_lifo_with_capacity(1 << 62);
 }
 
 // Not under miri, which stops the whole run at an allocation larger than
@@ -228,7 +228,7 @@ fn a_growable_fifo_worker_too_large_to_allocate_panics() {
 #[test]
 #[should_panic(expected = "capacity overflow")]
 fn a_capacity_beyond_the_index_space_panics() {
-    let _ = Worker::<()>::with_capacity(usize::MAX);
+    let _ = Worker::<()>::new_lifo_with_capacity(usize::MAX);
 }
 
 #[test]
@@ -886,8 +886,14 @@ fn a_batch_steal_into_a_full_destination_moves_nothing() {
             let dest = dest_kind.make::<usize>();
             (0..dest_kind.bound().unwrap()).for_each(|task| dest.push(100 + task));
             let stealer = source.stealer();
-            assert_eq!(stealer.steal_batch(&dest), Steal::Empty, "{source_kind:?}");
-            assert_eq!(stealer.steal_batch_with_limit(&dest, 2), Steal::Empty);
+            // `Success(())`, not `Empty`: the source has tasks, and the full
+            // destination has tasks of its own to pop.
+            assert_eq!(
+                stealer.steal_batch(&dest),
+                Steal::Success(()),
+                "{source_kind:?}"
+            );
+            assert_eq!(stealer.steal_batch_with_limit(&dest, 2), Steal::Success(()));
             assert_eq!(source.len(), 3, "{source_kind:?}: nothing left the source");
             // `_and_pop` still hands one task to the caller.
             assert!(stealer.steal_batch_and_pop(&dest).is_success());

@@ -1,34 +1,42 @@
-//! The auto traits promised by the API, pinned at compile time, and what they
-//! allow at run time.
+//! The auto traits (`Send`, `Sync`, `Unpin`, `UnwindSafe`, `RefUnwindSafe`)
+//! and the std trait impls of every public type, pinned at compile time, and
+//! what they allow at run time.
+//!
+//! The list is auto_traits/assertions.rs, written against crossbeam-deque
+//! 0.8's names: the repository's compatibility packages include the same
+//! file against chase-lev renamed and against the real crossbeam-deque
+//! (`cargo test -p crossbeam-compat --test auto_traits`, `cargo test -p
+//! crossbeam-compat-reference --test auto_traits`), so a trait that one
+//! crate implements and the other does not fails to compile on one side.
 
-use std::cell::Cell;
-use std::rc::Rc;
-use std::thread;
+use chase_lev as deque_crate;
 
-use chase_lev::{Injector, Steal, Stealer, Worker};
-use static_assertions::{assert_impl_all, assert_not_impl_any};
+include!("auto_traits/assertions.rs");
 
-// The owner handle moves between threads but is never shared.
-assert_impl_all!(Worker<u32>: Send);
-assert_not_impl_any!(Worker<u32>: Sync);
-// Thieves clone and share their handle freely, even for tasks that are
-// `Send` but not `Sync` (tasks are moved, never shared).
-assert_impl_all!(Stealer<u32>: Send, Sync, Clone);
-assert_impl_all!(Stealer<Cell<u32>>: Send, Sync, Clone);
-assert_impl_all!(Worker<Cell<u32>>: Send);
-// A task that cannot cross threads makes neither handle cross threads.
-assert_not_impl_any!(Worker<Rc<u32>>: Send, Sync);
-assert_not_impl_any!(Stealer<Rc<u32>>: Send, Sync);
-// The injector is shared by every thread, for tasks that are `Send` only
-// too; never for tasks that cannot cross threads.
-assert_impl_all!(Injector<u32>: Send, Sync, Default, std::fmt::Debug);
-assert_impl_all!(Injector<Cell<u32>>: Send, Sync);
-assert_not_impl_any!(Injector<Rc<u32>>: Send, Sync);
-// `Steal` is a plain value.
-assert_impl_all!(Steal<u32>: Send, Sync, Copy, Eq, std::fmt::Debug);
+/// chase-lev's own panics (here a `push` on a full bounded worker) come
+/// before the operation changes the deque: caught, they leave it whole.
+#[test]
+fn a_caught_panic_of_a_full_bounded_push_leaves_the_deque_whole() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    let worker = Worker::new_lifo_bounded(2);
+    let stealer = worker.stealer();
+    worker.push(1);
+    worker.push(2);
+    let caught = catch_unwind(AssertUnwindSafe(|| worker.push(3)));
+    assert!(caught.is_err());
+    assert_eq!(worker.len(), 2);
+    assert_eq!(stealer.steal(), Steal::Success(1));
+    worker.push(4);
+    assert_eq!(worker.pop(), Some(4));
+    assert_eq!(worker.pop(), Some(2));
+    assert_eq!(worker.pop(), None);
+}
 
 #[test]
 fn a_worker_moved_to_another_thread_keeps_its_tasks_and_its_stealers() {
+    use std::thread;
+
     let worker = Worker::new_lifo();
     let stealer = worker.stealer();
     worker.push(Cell::new(1));

@@ -79,7 +79,7 @@ fn destination(kind: u64) -> Worker<Box<u64>> {
         1 => Worker::new_fifo(),
         2 => Worker::new_lifo_bounded(3),
         3 => Worker::new_fifo_bounded(1),
-        4 => Worker::with_capacity(1),
+        4 => Worker::new_lifo_with_capacity(1),
         _ => Worker::new_fifo_bounded(2),
     }
 }

@@ -97,7 +97,7 @@ fn make<T>(kind: &str) -> Worker<T> {
     match kind {
         "lifo" => Worker::new_lifo(),
         "fifo" => Worker::new_fifo(),
-        "lifo capacity 1" => Worker::with_capacity(1),
+        "lifo capacity 1" => Worker::new_lifo_with_capacity(1),
         "fifo capacity 2" => Worker::new_fifo_with_capacity(2),
         "lifo bounded 64" => Worker::new_lifo_bounded(64),
         "fifo bounded 5" => Worker::new_fifo_bounded(5),
@@ -201,7 +201,7 @@ fn shrinking_gives_the_grown_buffers_back() -> Vec<String> {
     // Growable from 4 slots, so that the shrink back is many halvings.
     for kind in ["lifo from 4 slots", "fifo from 4 slots"] {
         let worker = if kind.starts_with("lifo") {
-            Worker::<u64>::with_capacity(4)
+            Worker::<u64>::new_lifo_with_capacity(4)
         } else {
             Worker::<u64>::new_fifo_with_capacity(4)
         };

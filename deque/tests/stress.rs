@@ -137,15 +137,15 @@ macro_rules! stress {
 }
 
 stress! {
-    lifo_one_thief_takes_every_task_exactly_once: Worker::with_capacity(1), 1, Theft::Single;
-    lifo_two_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 2, Theft::Single;
-    lifo_four_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 4, Theft::Single;
+    lifo_one_thief_takes_every_task_exactly_once: Worker::new_lifo_with_capacity(1), 1, Theft::Single;
+    lifo_two_thieves_take_every_task_exactly_once: Worker::new_lifo_with_capacity(1), 2, Theft::Single;
+    lifo_four_thieves_take_every_task_exactly_once: Worker::new_lifo_with_capacity(1), 4, Theft::Single;
     fifo_one_thief_takes_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 1, Theft::Single;
     fifo_two_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::Single;
     fifo_four_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 4, Theft::Single;
-    lifo_batch_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 2, Theft::Batch;
+    lifo_batch_thieves_take_every_task_exactly_once: Worker::new_lifo_with_capacity(1), 2, Theft::Batch;
     fifo_batch_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::Batch;
-    lifo_batch_and_pop_thieves_take_every_task_exactly_once: Worker::with_capacity(1), 2, Theft::BatchAndPop;
+    lifo_batch_and_pop_thieves_take_every_task_exactly_once: Worker::new_lifo_with_capacity(1), 2, Theft::BatchAndPop;
     fifo_batch_and_pop_thieves_take_every_task_exactly_once: Worker::new_fifo_with_capacity(1), 2, Theft::BatchAndPop;
 }
 
@@ -205,7 +205,7 @@ fn a_bounded_worker_under_theft_never_loses_a_task() {
 
 #[test]
 fn boxed_closures_survive_being_stolen_across_buffer_swaps() {
-    let worker: Worker<Box<dyn FnOnce() -> u64 + Send>> = Worker::with_capacity(1);
+    let worker: Worker<Box<dyn FnOnce() -> u64 + Send>> = Worker::new_lifo_with_capacity(1);
     let tasks = (TASKS / 10) as u64;
     let (owner_sum, thief_sum) = against_one_thief(
         &worker,
@@ -250,7 +250,7 @@ fn check(task: PaddedTask) -> u64 {
 
 #[test]
 fn tasks_with_padding_and_pointers_cross_threads_intact() {
-    let worker = Worker::with_capacity(1);
+    let worker = Worker::new_lifo_with_capacity(1);
     let tasks = (TASKS / 10) as u64;
     let (owner_sum, thief_sum) = against_one_thief(&worker, check, || {
         let mut sum = 0;

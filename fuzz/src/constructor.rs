@@ -22,7 +22,7 @@ impl Constructor {
         match self {
             Constructor::NewLifo => Worker::new_lifo(),
             Constructor::NewFifo => Worker::new_fifo(),
-            Constructor::WithCapacity(capacity) => Worker::with_capacity(capacity.into()),
+            Constructor::WithCapacity(capacity) => Worker::new_lifo_with_capacity(capacity.into()),
             Constructor::FifoWithCapacity(capacity) => {
                 Worker::new_fifo_with_capacity(capacity.into())
             }

@@ -141,7 +141,7 @@ macro_rules! deque_under_test {
                         bounded,
                         capacity,
                     } => match (flavor, bounded) {
-                        (Flavor::Lifo, false) => $krate::Worker::with_capacity(capacity),
+                        (Flavor::Lifo, false) => $krate::Worker::new_lifo_with_capacity(capacity),
                         (Flavor::Fifo, false) => $krate::Worker::new_fifo_with_capacity(capacity),
                         (Flavor::Lifo, true) => $krate::Worker::new_lifo_bounded(capacity),
                         (Flavor::Fifo, true) => $krate::Worker::new_fifo_bounded(capacity),

@@ -1,6 +1,6 @@
 //! One producer pushing while one thief steals, outside the compare bench:
 //! st3, chase-lev as shipped (`Worker::new_lifo`, 256 slots, and
-//! `with_capacity(65536)`), and the steal of Lê et al. written out bare (a
+//! `new_lifo_with_capacity(65536)`), and the steal of Lê et al. written out bare (a
 //! fixed ring, no reclamation, no empty look), with and without its SeqCst
 //! fence. The bare ring says how much of the gap to st3 is the paper's
 //! algorithm and how much is what chase-lev adds to it. Without the fence
@@ -202,7 +202,7 @@ fn main() {
         figures[2].push(run(&fenced, |task| fenced.push(task)));
         let unfenced = BareRing::<false>::new();
         figures[3].push(run(&unfenced, |task| unfenced.push(task)));
-        let sized = chase_lev::Worker::with_capacity(1 << 16);
+        let sized = chase_lev::Worker::new_lifo_with_capacity(1 << 16);
         figures[4].push(run_contender::<ChaseLev>(sized, false));
         figures[5].push(run_contender::<St3>(St3::owner(2 * TASKS as usize), true));
         figures[6].push(run_contender::<ChaseLev>(ChaseLev::owner(0), true));
