@@ -3,7 +3,8 @@
 //! by loom (exhaustively, except the three-thread scenarios whose exhaustive
 //! run does not fit CI: those under their stated preemption bound), then the
 //! canary: the suite must still kill the mutant that
-//! removes the owner's seq_cst fence.
+//! removes the owner's seq_cst fence, and the nested-steal scenario the
+//! mutant `hazard-not-reentrant` (the use-after-free it was written for).
 //!
 //! Run with `cargo test --features loom` at the workspace root (add
 //! `--release` for a run about five times faster). A plain test harness would
@@ -128,6 +129,32 @@ fn the_suite_still_kills_the_missing_pop_fence() -> bool {
     }
 }
 
+/// The scenario written for the use-after-free of a steal nested in
+/// another steal of its thread must still catch its planted fault, the
+/// single, non-reentrant hazard slot (mutant `hazard-not-reentrant`).
+fn the_nested_steal_scenario_still_kills_the_single_slot() -> bool {
+    let name = "steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires";
+    let scenario = mutant_scenarios::by_name(name).expect("the nested scenario exists");
+    let exploration = explore::with_loom(scenario, Some(Mutant::HazardNotReentrant));
+    match &exploration.failure {
+        Some(failure) => {
+            println!(
+                "planted fault: mutant hazard-not-reentrant killed by {name} after {} \
+                 interleavings: {}",
+                exploration.interleavings, failure.violation
+            );
+            true
+        }
+        None => {
+            println!(
+                "PLANTED FAULT MISSED: hazard-not-reentrant survived {} interleavings of {name}",
+                exploration.interleavings
+            );
+            false
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // Loom reports a failing execution by panicking; the suite prints the
     // violation itself, so the default hook's message and backtrace would
@@ -140,7 +167,8 @@ fn main() -> ExitCode {
     );
     let suite_passed = every_scenario_keeps_every_promise_of_the_correct_deque();
     let canary_alive = the_suite_still_kills_the_missing_pop_fence();
-    if suite_passed && canary_alive {
+    let nested_guarded = the_nested_steal_scenario_still_kills_the_single_slot();
+    if suite_passed && canary_alive && nested_guarded {
         println!("loom model suite: ok");
         ExitCode::SUCCESS
     } else {
