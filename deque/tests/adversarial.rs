@@ -1,4 +1,4 @@
-//! What a hostile user tries against the public API (issue 13): far more
+//! What a hostile user tries against the public API: far more
 //! threads than cores, every operation mixed, every flavour with and without
 //! a bound, heap, zero-sized and large tasks, handles moved between threads
 //! and dropped in every order (also from thread-local destructors),

@@ -1,4 +1,4 @@
-//! What a deque gives back to the allocator (issue 13): after shrinking,
+//! What a deque gives back to the allocator: after shrinking,
 //! and after its last handle drops.
 //!
 //! A counting global allocator measures the bytes alive. This binary has no

@@ -2,7 +2,7 @@
 //! (the `chase-lev-loom` build: no mutant compiled in), explored
 //! by loom (exhaustively, except the three-thread scenarios whose exhaustive
 //! run does not fit CI: those under their stated preemption bound), then the
-//! canary: the suite must still kill the mutant that
+//! canaries: the suite must still kill the mutant that
 //! removes the owner's seq_cst fence, and the nested-steal scenario the
 //! mutant `hazard-not-reentrant` (the use-after-free it was written for).
 //!
@@ -102,57 +102,51 @@ fn print_line(scenario: &Scenario, exploration: &Exploration) {
     );
 }
 
-/// The canary: if the suite stopped killing the missing pop fence (say a
-/// cfg mistake compiled the checks out), this run must fail, loudly. It runs
-/// on the mutant build (`chase-lev-loom-mutants`), which is the shipped
-/// source plus the one weakened site.
-fn the_suite_still_kills_the_missing_pop_fence() -> bool {
-    let scenario = mutant_scenarios::by_name("prefilled_pop_pop_against_steal_steal")
-        .expect("the canary's scenario exists");
-    let exploration = explore::with_loom(scenario, Some(Mutant::TakeFence));
+/// A scenario must still kill the planted fault it was written for; if it
+/// stopped (say a cfg mistake compiled the checks out), this run must fail,
+/// loudly. It runs on the mutant build (`chase-lev-loom-mutants`), which is
+/// the shipped source plus the one weakened site.
+fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
+    let scenario = mutant_scenarios::by_name(scenario).expect("the scenario exists");
+    let exploration = explore::with_loom(scenario, Some(mutant));
     match &exploration.failure {
         Some(failure) => {
             println!(
-                "canary: mutant take-fence killed by {} after {} interleavings: {}",
-                scenario.name, exploration.interleavings, failure.violation
+                "canary: mutant {} killed by {} after {} interleavings: {}",
+                mutant.name(),
+                scenario.name,
+                exploration.interleavings,
+                failure.violation
             );
             true
         }
         None => {
             println!(
-                "CANARY FAILED: the mutant take-fence (no seq_cst fence in the owner's pop) survived {} \
-                 interleavings of {}. The suite no longer detects a task taken twice: it is not testing anything.",
-                exploration.interleavings, scenario.name
+                "CANARY FAILED: the mutant {} survived {} interleavings of {}. {what_it_means}",
+                mutant.name(),
+                exploration.interleavings,
+                scenario.name
             );
             false
         }
     }
 }
 
-/// The scenario written for the use-after-free of a steal nested in
-/// another steal of its thread must still catch its planted fault, the
-/// single, non-reentrant hazard slot (mutant `hazard-not-reentrant`).
-fn the_nested_steal_scenario_still_kills_the_single_slot() -> bool {
-    let name = "steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires";
-    let scenario = mutant_scenarios::by_name(name).expect("the nested scenario exists");
-    let exploration = explore::with_loom(scenario, Some(Mutant::HazardNotReentrant));
-    match &exploration.failure {
-        Some(failure) => {
-            println!(
-                "planted fault: mutant hazard-not-reentrant killed by {name} after {} \
-                 interleavings: {}",
-                exploration.interleavings, failure.violation
-            );
-            true
-        }
-        None => {
-            println!(
-                "PLANTED FAULT MISSED: hazard-not-reentrant survived {} interleavings of {name}",
-                exploration.interleavings
-            );
-            false
-        }
-    }
+/// The canaries: the missing seq_cst fence of the owner's pop, and the
+/// single, non-reentrant hazard slot of a steal nested in another steal of
+/// its thread (the use-after-free its scenario was written for).
+fn the_suite_still_kills_its_canaries() -> bool {
+    let pop_fence = still_kills(
+        "prefilled_pop_pop_against_steal_steal",
+        Mutant::TakeFence,
+        "The suite no longer detects a task taken twice: it is not testing anything.",
+    );
+    let nested = still_kills(
+        "steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires",
+        Mutant::HazardNotReentrant,
+        "The suite no longer detects a nested steal that ends the outer steal's announcement.",
+    );
+    pop_fence && nested
 }
 
 fn main() -> ExitCode {
@@ -166,9 +160,8 @@ fn main() -> ExitCode {
          std build, only atomics, cells and threads are loom's)"
     );
     let suite_passed = every_scenario_keeps_every_promise_of_the_correct_deque();
-    let canary_alive = the_suite_still_kills_the_missing_pop_fence();
-    let nested_guarded = the_nested_steal_scenario_still_kills_the_single_slot();
-    if suite_passed && canary_alive && nested_guarded {
+    let canaries_alive = the_suite_still_kills_its_canaries();
+    if suite_passed && canaries_alive {
         println!("loom model suite: ok");
         ExitCode::SUCCESS
     } else {

@@ -3,7 +3,7 @@
 //! table read back from this run's criterion estimates, interleaved tables
 //! (the deques taking turns) of the single-threaded rows and of the
 //! scenarios with thieves, a table of how often a steal came back `Retry`,
-//! and issue 17's targets table
+//! and the targets table
 //! (`targets.rs`; run `deque/benches/callgrind.sh` first for its locked
 //! instructions).
 //!
