@@ -26,19 +26,21 @@
 //! (a spare, no allocation) every 256 pairs, and retires the old one; the
 //! retire is where the owner scans the hazard records.
 //!
-//! **The control.** Each round also times as many pairs on a worker that
-//! always holds one task: its pops never take the last task, it never changes
-//! buffer and never scans. The machine's speed of the moment (this machine is
-//! shared, two cores) moves both alike; churn moves only the first. A phase's
-//! figure is `lapping / control` per round; the ratio after/before is, round
-//! by round (the i-th round after against the i-th before), the ratio of
-//! those figures: its median and the distribution-free ~95% interval of the
-//! median (order statistics k and n - k + 1, k = (n - 1.96 sqrt(n)) / 2, as
-//! the forkjoin example and the rayon script compute theirs). Against the
-//! target "at most 1.2": met when the whole interval is at or below it, not
-//! met when the whole interval is above it, and otherwise "cannot tell". The
-//! raw ratio of ns per pair, round by round, is printed beside it with its
-//! own verdict (it also counts whatever moved the control).
+//! **The baseline.** Beside each round, the same round runs in a fresh
+//! process (this program again, started with `CHURN_FRESH_ROUND`: a
+//! thread with a record of its own, a warm-up round, a timed round), which
+//! never saw any churn; the two alternate, which goes first alternating, so
+//! that the machine's speed of the moment (it is shared, two cores) moves
+//! both alike. A phase's figure is, round by round, this process's time over
+//! the fresh process's: its median and the distribution-free ~95% interval of
+//! the median (order statistics k and n - k + 1, k = (n - 1.96 sqrt(n)) / 2,
+//! as the forkjoin example and the rayon script compute theirs). Against the
+//! target "at most 1.2" after churn: met when the whole interval is at or
+//! below it, not met when the whole interval is above it, and otherwise
+//! "cannot tell". The phase before any churn shows the method's own bias
+//! (near 1). The raw ratio of this process's ns per pair after and before
+//! churn is printed too; it also counts whatever moved the machine between
+//! the phases.
 //!
 //! **The destructor row.** A thread-local registered before the thread's
 //! first steal is destroyed after the deque's own thread-locals (destructors
@@ -131,57 +133,89 @@ impl Interval {
 
 // ---------------------------------------------------------- the pairs --
 
-/// The two deques of a round: one that changes buffer every 256 pairs, one
-/// that never does.
-struct Owner {
-    lapping: Worker<u64>,
-    control: Worker<u64>,
-    pairs: usize,
+/// `pairs` push;pop pairs on `worker`, in ns per pair.
+fn time_pairs(worker: &Worker<u64>, pairs: usize) -> f64 {
+    let start = Instant::now();
+    for task in 0..pairs as u64 {
+        worker.push(black_box(task));
+        black_box(worker.pop());
+    }
+    start.elapsed().as_nanos() as f64 / pairs as f64
 }
 
-/// One round: (lapping, control) in ns per pair.
+/// The environment variable that makes this program a fresh process's
+/// round: its value is the number of pairs.
+const FRESH_ROUND: &str = "CHURN_FRESH_ROUND";
+
+/// Gives this thread a hazard record, as the measuring thread of either
+/// process has one.
+fn steal_once_here() {
+    let own = Worker::new_lifo();
+    own.push(0u64);
+    let _ = black_box(own.stealer().steal());
+}
+
+/// The round of a fresh process (this program, started with [`FRESH_ROUND`]):
+/// a warm-up round, then one timed round of the same workload, printed.
+fn fresh_process_round(pairs: usize) {
+    steal_once_here();
+    let lapping = Worker::new_lifo();
+    time_pairs(&lapping, pairs);
+    println!("{}", time_pairs(&lapping, pairs));
+}
+
+/// One round: ns per pair in this process, and in a fresh one run next to
+/// it.
 #[derive(Clone, Copy)]
 struct Round {
-    lapping: f64,
-    control: f64,
+    here: f64,
+    fresh: f64,
+}
+
+/// The deque of this process whose pairs are timed, a fresh process's
+/// round beside each of its rounds.
+struct Owner {
+    lapping: Worker<u64>,
+    pairs: usize,
 }
 
 impl Owner {
     fn new(pairs: usize) -> Owner {
-        let control = Worker::new_lifo();
-        control.push(u64::MAX); // one resident task: no pop takes the last
         Owner {
             lapping: Worker::new_lifo(),
-            control,
             pairs,
         }
     }
 
-    fn time(worker: &Worker<u64>, pairs: usize) -> f64 {
-        let start = Instant::now();
-        for task in 0..pairs as u64 {
-            worker.push(black_box(task));
-            black_box(worker.pop());
-        }
-        start.elapsed().as_nanos() as f64 / pairs as f64
+    fn here(&self) -> f64 {
+        time_pairs(&self.lapping, self.pairs / 10 + 1); // warm again after the child
+        time_pairs(&self.lapping, self.pairs)
     }
 
-    /// `rounds` rounds, the two deques in turns (which goes first
-    /// alternates).
+    fn fresh(&self) -> f64 {
+        let output = std::process::Command::new(std::env::current_exe().expect("this program"))
+            .env(FRESH_ROUND, self.pairs.to_string())
+            .output()
+            .expect("a fresh process");
+        assert!(output.status.success(), "the fresh process failed");
+        let text = String::from_utf8(output.stdout).expect("its figure");
+        text.trim().parse().expect("ns per pair")
+    }
+
+    /// `rounds` rounds, this process's and a fresh one's in turns (which
+    /// goes first alternates).
     fn rounds(&self, rounds: usize) -> Vec<Round> {
-        // A warm-up round of each, not kept.
-        Owner::time(&self.lapping, self.pairs);
-        Owner::time(&self.control, self.pairs);
+        self.here(); // a warm-up round, not kept
         (0..rounds)
             .map(|round| {
                 if round % 2 == 0 {
-                    let lapping = Owner::time(&self.lapping, self.pairs);
-                    let control = Owner::time(&self.control, self.pairs);
-                    Round { lapping, control }
+                    let here = self.here();
+                    let fresh = self.fresh();
+                    Round { here, fresh }
                 } else {
-                    let control = Owner::time(&self.control, self.pairs);
-                    let lapping = Owner::time(&self.lapping, self.pairs);
-                    Round { lapping, control }
+                    let fresh = self.fresh();
+                    let here = self.here();
+                    Round { here, fresh }
                 }
             })
             .collect()
@@ -195,52 +229,45 @@ struct Phase {
 }
 
 impl Phase {
-    fn lapping(&self) -> Vec<f64> {
-        self.rounds.iter().map(|round| round.lapping).collect()
+    fn here(&self) -> Vec<f64> {
+        self.rounds.iter().map(|round| round.here).collect()
     }
 
-    fn control(&self) -> Vec<f64> {
-        self.rounds.iter().map(|round| round.control).collect()
+    fn fresh(&self) -> Vec<f64> {
+        self.rounds.iter().map(|round| round.fresh).collect()
     }
 
-    fn normalised(&self) -> Vec<f64> {
-        self.rounds
-            .iter()
-            .map(|round| round.lapping / round.control)
-            .collect()
+    /// This process's round over the fresh process's beside it.
+    fn against_fresh(&self) -> Interval {
+        Interval::of(
+            self.rounds
+                .iter()
+                .map(|round| round.here / round.fresh)
+                .collect(),
+        )
     }
 
     fn print(&self) {
-        let lapping = Interval::of(self.lapping());
-        let control = Interval::of(self.control());
+        let here = self.here();
         println!(
-            "  {:<34} {:>9.2} ns/pair (min {:.2}, max {:.2})   control {:>6.2} ns/pair   \
-             lapping/control {:.2}",
+            "  {:<34} {:>7.2} ns/pair (min {:.2}, max {:.2})   fresh process {:>6.2} ns/pair",
             self.name,
-            lapping.median,
-            self.lapping().iter().copied().fold(f64::INFINITY, f64::min),
-            self.lapping().iter().copied().fold(0.0, f64::max),
-            control.median,
-            Interval::of(self.normalised()).median,
+            Interval::of(here.clone()).median,
+            here.iter().copied().fold(f64::INFINITY, f64::min),
+            here.iter().copied().fold(0.0, f64::max),
+            Interval::of(self.fresh()).median,
         );
     }
 
-    /// The ratio of `self` to `before`, round by round, normalised by the
-    /// control; and the raw one.
-    fn against(&self, before: &Phase) -> (Interval, Interval) {
-        let normalised = self
-            .normalised()
-            .iter()
-            .zip(before.normalised())
-            .map(|(after, before)| after / before)
-            .collect();
-        let raw = self
-            .lapping()
-            .iter()
-            .zip(before.lapping())
-            .map(|(after, before)| after / before)
-            .collect();
-        (Interval::of(normalised), Interval::of(raw))
+    /// The raw ratio of `self` to `before`, round by round.
+    fn against(&self, before: &Phase) -> Interval {
+        Interval::of(
+            self.here()
+                .iter()
+                .zip(before.here())
+                .map(|(after, before)| after / before)
+                .collect(),
+        )
     }
 }
 
@@ -422,6 +449,10 @@ fn holders(holders: usize) -> impl FnOnce() {
 // ------------------------------------------------------------------ main --
 
 fn main() {
+    if let Ok(pairs) = std::env::var(FRESH_ROUND) {
+        fresh_process_round(pairs.parse().expect("pairs"));
+        return;
+    }
     // `cargo bench` passes `--bench`; nothing else is taken.
     let threads = env_usize("CHURN_THREADS", 8_192);
     let waves_total = env_usize("CHURN_WAVES_TOTAL", 100_000);
@@ -436,13 +467,11 @@ fn main() {
 
     println!(
         "churn: an owner's push;pop pairs around empty on Worker::new_lifo() (a new buffer \
-         every 256 pairs), {rounds} rounds of {pairs} pairs per phase, each round beside a \
-         control deque that never changes buffer"
+         every 256 pairs), {rounds} rounds of {pairs} pairs per phase, each round beside the \
+         same round in a fresh process"
     );
     // This thread steals too, so that it has a hazard record like any thread.
-    let own = Worker::new_lifo();
-    own.push(0u64);
-    let _ = black_box(own.stealer().steal());
+    steal_once_here();
 
     let owner = Owner::new(pairs);
     let before = Phase {
@@ -467,17 +496,22 @@ fn main() {
     after_waves.print();
     println!("    (the waves took {:.2} s)", took.as_secs_f64());
 
-    println!("ratio after/before, round by round (median [~95% interval]), target <= {TARGET}:");
+    println!(
+        "this process / a fresh process, round by round (median [~95% interval]), \
+         target <= {TARGET} after churn:"
+    );
+    for phase in [&before, &after_burst, &after_waves] {
+        let ratio = phase.against_fresh();
+        let verdict = if std::ptr::eq(phase, &before) {
+            "(no churn yet: the method's own bias)"
+        } else {
+            ratio.verdict(TARGET)
+        };
+        println!("  {:<34} {} {}", phase.name, ratio.show(), verdict);
+    }
+    println!("this process after / before, round by round (raw, machine drift included):");
     for phase in [&after_burst, &after_waves] {
-        let (normalised, raw) = phase.against(&before);
-        println!(
-            "  {:<34} by the control: {} {};  raw ns/pair: {} {}",
-            phase.name,
-            normalised.show(),
-            normalised.verdict(TARGET),
-            raw.show(),
-            raw.verdict(TARGET),
-        );
+        println!("  {:<34} {}", phase.name, phase.against(&before).show());
     }
 
     println!(

@@ -11,12 +11,15 @@
 //! and it never touches the old buffer. So a steal pays no barrier for
 //! reclamation beyond the paper's.
 //!
-//! Slots live in records, and records in chunks of [`RECORDS_PER_CHUNK`],
-//! each chunk with a bitmask of the records in use (`Registry`). A thread
-//! claims a record at its first steal and gives it back when it exits; the
-//! next thread that needs one takes the lowest free record, so records of
-//! exited threads are reused and the records in use stay packed at the
-//! front. The owner's scan reads one mask word per chunk and the slots of
+//! Slots live in records, and records in chunks, each chunk with a bitmask
+//! of the records in use, one word per 64 records, the words side by side
+//! (`Registry`). The first chunk has 64 records and each next one twice as
+//! many as the one before, up to [`MAX_CHUNK_WORDS`] words, so a process
+//! that once had `n` threads holding records at once has about `log2(n /
+//! 64)` chunks. A thread claims a record at its first steal and gives it
+//! back when it exits; the next thread that needs one takes the lowest free
+//! record, so records of exited threads are reused. The owner's scan reads
+//! the mask words in order, a few cache lines per chunk, and the slots of
 //! the records in use only (proofs-notes/reclamation.md#records).
 //!
 //! Protection is reentrant: a steal that starts while another steal of the
@@ -27,9 +30,9 @@
 //! reads and writes one flag of its own record for this, no atomic.
 //!
 //! Memory: record chunks are never returned to the allocator (scans read
-//! them without any reclamation of their own); their number follows the
-//! most threads that held a record at once, 64 records (of 128 bytes, a
-//! pair of cache lines each) to a chunk.
+//! them without any reclamation of their own); they hold fewer than three
+//! times as many records (of 128 bytes, a pair of cache lines each) as the
+//! most threads that held one at once, and at least 64.
 //! Everything here is built on the sync shim's atomics, so loom, shuttle and
 //! miri check this code as it ships.
 
@@ -46,8 +49,13 @@ use crate::sync::{
     Ordering::{self, Acquire, Relaxed, Release, SeqCst},
 };
 
-/// How many records share a chunk and its in-use mask.
-pub(crate) const RECORDS_PER_CHUNK: usize = 64;
+/// Records per word of a chunk's in-use mask.
+const RECORDS_PER_WORD: usize = 64;
+
+/// The most mask words of one chunk (2,048 records, 256 KiB): chunks double
+/// in size up to it, so that the list stays short, and stay at it, so that
+/// one more thread never allocates more than this.
+pub(crate) const MAX_CHUNK_WORDS: usize = 32;
 
 /// One hazard slot, owned by one thread (or one borrowing steal) at a time.
 pub(crate) struct Record {
@@ -67,16 +75,19 @@ pub(crate) struct Record {
 // (proofs-notes/reclamation.md#records), so no two threads ever race on it.
 unsafe impl Sync for Record {}
 
-/// [`RECORDS_PER_CHUNK`] records and the mask of those in use.
+/// Records and the mask of those in use.
 pub(crate) struct Chunk {
-    /// Bit `i` is set while record `i` is held by a thread.
-    in_use: AtomicU64,
+    /// Bit `i` of word `w` is set while record `64 w + i` is held by a
+    /// thread. The words side by side, so that a scan reads them as a few
+    /// cache lines of one allocation.
+    in_use: Box<[AtomicU64]>,
     /// The next chunk of the registry; set once, when that chunk is
     /// published.
     next: AtomicPtr<Chunk>,
-    /// Each on cache lines of its own: every steal writes its slot twice,
-    /// and thieves on other cores must not contend for one line.
-    records: [CachePadded<Record>; RECORDS_PER_CHUNK],
+    /// 64 per mask word, each on cache lines of its own: every steal writes
+    /// its slot twice, and thieves on other cores must not contend for one
+    /// line.
+    records: Box<[CachePadded<Record>]>,
 }
 
 /// The ordering of a claim of a free record (mutant `record-handoff-release`
@@ -127,12 +138,13 @@ impl Registry {
     /// mask with a free bit, or on the link a new chunk is published in.
     pub(crate) fn acquire(&self) -> OwnedRecord {
         let mut link = &self.first;
+        let mut words = 1;
         loop {
             // Ordering: Acquire, pairs with the Release CAS that published
             // the chunk (proofs-notes/reclamation.md#records).
             let mut chunk = link.load(publish_acquire());
             if chunk.is_null() {
-                chunk = publish_chunk(link);
+                chunk = publish_chunk(link, words);
             }
             // SAFETY: chunks are never freed while the registry lives.
             let current = unsafe { &*chunk };
@@ -142,6 +154,7 @@ impl Registry {
                 return unsafe { OwnedRecord::of(chunk, index) };
             }
             link = &current.next;
+            words = (words * 2).min(MAX_CHUNK_WORDS);
         }
     }
 
@@ -162,31 +175,30 @@ impl Registry {
             // record back read its buffers before a free this scan allows.
             // (The fence before the scan makes every claim made before an
             // announcement visible here.)
-            let mut in_use =
-                current
-                    .in_use
-                    .load(choose!(policy, InUseScanAcquire, Acquire, Relaxed));
-            while in_use != 0 {
-                if protected == buffers.len() {
-                    return protected; // every one is held: nothing left to look for
-                }
-                let index = in_use.trailing_zeros() as usize;
-                in_use &= in_use - 1;
-                // Ordering: Acquire, pairs with the thief's Release stores of
-                // its slot, so that its reads of a buffer happen before the
-                // free (proofs-notes/reclamation.md#hazard-slots).
-                let hazard = current.records[index].hazard.load(choose!(
-                    policy,
-                    HazardScanAcquire,
-                    Acquire,
-                    Relaxed
-                ));
-                if let Some(held) = buffers[protected..]
-                    .iter()
-                    .position(|&buffer| buffer.cast::<()>() == hazard)
-                {
-                    <[*mut B]>::swap(buffers, protected, protected + held);
-                    protected += 1;
+            for (word, mask) in current.in_use.iter().enumerate() {
+                let mut in_use = mask.load(choose!(policy, InUseScanAcquire, Acquire, Relaxed));
+                while in_use != 0 {
+                    if protected == buffers.len() {
+                        return protected; // every one is held: nothing left to look for
+                    }
+                    let index = word * RECORDS_PER_WORD + in_use.trailing_zeros() as usize;
+                    in_use &= in_use - 1;
+                    // Ordering: Acquire, pairs with the thief's Release stores of
+                    // its slot, so that its reads of a buffer happen before the
+                    // free (proofs-notes/reclamation.md#hazard-slots).
+                    let hazard = current.records[index].hazard.load(choose!(
+                        policy,
+                        HazardScanAcquire,
+                        Acquire,
+                        Relaxed
+                    ));
+                    if let Some(held) = buffers[protected..]
+                        .iter()
+                        .position(|&buffer| buffer.cast::<()>() == hazard)
+                    {
+                        <[*mut B]>::swap(buffers, protected, protected + held);
+                        protected += 1;
+                    }
                 }
             }
             // Ordering: Acquire, as in `acquire` (proofs-notes/reclamation.md#records).
@@ -196,23 +208,28 @@ impl Registry {
     }
 }
 
-/// Publishes a new chunk in `link` (null when loaded), with its first record
-/// claimed by nobody yet; returns the chunk now in `link`, ours or the one
-/// another thread published first. Out of line: a chunk is added once per
-/// 64 threads holding records at once.
+/// Publishes a new chunk of `words` mask words in `link` (null when
+/// loaded), with no record claimed yet; returns the chunk now in `link`,
+/// ours or the one another thread published first (of the same size: the
+/// size follows from the chunk's place in the list). Out of line: a chunk
+/// is added when the threads holding records at once outgrow the list.
 #[cold]
 #[inline(never)]
-fn publish_chunk(link: &AtomicPtr<Chunk>) -> *mut Chunk {
+fn publish_chunk(link: &AtomicPtr<Chunk>, words: usize) -> *mut Chunk {
     let new = StdArc::into_raw(StdArc::new(Chunk {
-        in_use: AtomicU64::new(0).named("records.in_use"),
+        in_use: (0..words)
+            .map(|_| AtomicU64::new(0).named("records.in_use"))
+            .collect(),
         next: AtomicPtr::new(ptr::null_mut()).named("records.next"),
-        records: core::array::from_fn(|index| {
-            CachePadded::new(Record {
-                hazard: AtomicPtr::new(ptr::null_mut()).named("hazard"),
-                protecting: Cell::new(false),
-                index,
+        records: (0..words * RECORDS_PER_WORD)
+            .map(|index| {
+                CachePadded::new(Record {
+                    hazard: AtomicPtr::new(ptr::null_mut()).named("hazard"),
+                    protecting: Cell::new(false),
+                    index,
+                })
             })
-        }),
+            .collect(),
     }))
     .cast_mut();
     // Ordering: Release, so that a thread that loads this pointer reads the
@@ -238,25 +255,31 @@ fn publish_chunk(link: &AtomicPtr<Chunk>) -> *mut Chunk {
 impl Chunk {
     /// Claims the lowest free record of this chunk, if any.
     fn claim(&self) -> Option<usize> {
-        // Ordering: Relaxed: only a guess of the free bits; the CAS decides
-        // (proofs-notes/reclamation.md#records).
-        let mut in_use = self.in_use.load(Relaxed);
-        loop {
-            let free = !in_use;
-            if free == 0 {
-                return None;
-            }
-            let bit = free & free.wrapping_neg();
-            // Ordering: Acquire, so that this thread's later stores of the
-            // record come after the previous holder's last ones; failure
-            // Relaxed, nothing is read (proofs-notes/reclamation.md#records).
-            match self
-                .in_use
-                .compare_exchange(in_use, in_use | bit, handoff_acquire(), Relaxed)
-            {
-                Ok(_) => return Some(bit.trailing_zeros() as usize),
-                Err(now) => in_use = now,
-            }
+        self.in_use.iter().enumerate().find_map(|(word, mask)| {
+            let bit = claim_a_bit(mask)?;
+            Some(word * RECORDS_PER_WORD + bit)
+        })
+    }
+}
+
+/// Sets the lowest clear bit of `mask` and returns its place, unless every
+/// bit is set.
+fn claim_a_bit(mask: &AtomicU64) -> Option<usize> {
+    // Ordering: Relaxed: only a guess of the free bits; the CAS decides
+    // (proofs-notes/reclamation.md#records).
+    let mut in_use = mask.load(Relaxed);
+    loop {
+        let free = !in_use;
+        if free == 0 {
+            return None;
+        }
+        let bit = free & free.wrapping_neg();
+        // Ordering: Acquire, so that this thread's later stores of the
+        // record come after the previous holder's last ones; failure
+        // Relaxed, nothing is read (proofs-notes/reclamation.md#records).
+        match mask.compare_exchange(in_use, in_use | bit, handoff_acquire(), Relaxed) {
+            Ok(_) => return Some(bit.trailing_zeros() as usize),
+            Err(now) => in_use = now,
         }
     }
 }
@@ -386,8 +409,9 @@ impl Drop for OwnedRecord {
             Release,
             Relaxed
         );
+        let (word, bit) = (self.index / RECORDS_PER_WORD, self.index % RECORDS_PER_WORD);
         // Ordering: as above (proofs-notes/reclamation.md#records).
-        self.chunk.in_use.fetch_and(!(1u64 << self.index), release);
+        self.chunk.in_use[word].fetch_and(!(1u64 << bit), release);
     }
 }
 
@@ -688,5 +712,68 @@ impl<T> Drop for Retired<T> {
             // handle of it, so none holds one now.
             unsafe { crate::sync::free_buffer(retired) };
         }
+    }
+}
+
+#[cfg(all(test, not(any(chase_lev_loom, chase_lev_shuttle))))]
+mod tests {
+    use super::*;
+
+    /// The records of every chunk of `registry`, oldest first.
+    fn chunk_sizes(registry: &Registry) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        let mut chunk = registry.first.load(Acquire);
+        // SAFETY: the registry is alive and never frees a chunk meanwhile.
+        while let Some(current) = unsafe { chunk.as_ref() } {
+            sizes.push(current.records.len());
+            chunk = current.next.load(Acquire);
+        }
+        sizes
+    }
+
+    #[test]
+    fn chunks_double_in_size_up_to_the_largest() {
+        let registry = Registry::new();
+        let largest = MAX_CHUNK_WORDS * RECORDS_PER_WORD;
+        let mut expected = vec![64];
+        while *expected.last().unwrap() < largest {
+            expected.push(expected.last().unwrap() * 2);
+        }
+        expected.push(largest);
+        let held: Vec<OwnedRecord> = (0..expected.iter().sum::<usize>())
+            .map(|_| registry.acquire())
+            .collect();
+        assert_eq!(chunk_sizes(&registry), expected);
+        drop(held);
+    }
+
+    #[test]
+    fn a_record_given_back_is_the_next_one_claimed_in_any_word() {
+        let registry = Registry::new();
+        let mut held: Vec<OwnedRecord> = (0..64 + 128).map(|_| registry.acquire()).collect();
+        // Record 64 + 70 of the second chunk: in its second mask word.
+        let given_back = held.remove(64 + 70);
+        let record = given_back.record();
+        drop(given_back);
+        let again = registry.acquire();
+        assert_eq!(again.record(), record);
+        assert_eq!(chunk_sizes(&registry), [64, 128]);
+    }
+
+    #[test]
+    fn a_scan_finds_a_hazard_in_any_word_of_any_chunk() {
+        let registry = Registry::new();
+        let held: Vec<OwnedRecord> = (0..64 + 128 + 256).map(|_| registry.acquire()).collect();
+        let mut buffers: Vec<*mut u8> = (1..=4usize).map(|n| n as *mut u8).collect();
+        // The last record of the third chunk (its fourth word) holds buffer 3.
+        let holder = held.last().expect("records");
+        // SAFETY: the record is held by `holder`, alive until the end.
+        unsafe { &*holder.record() }.protect(buffers[2].cast(), Policy::of_registry());
+        assert_eq!(
+            registry.keep_protected_first(&mut buffers, Policy::of_registry()),
+            1
+        );
+        assert_eq!(buffers[0], 3 as *mut u8, "the held buffer comes first");
+        drop(held);
     }
 }
