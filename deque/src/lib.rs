@@ -184,8 +184,9 @@
 //! than the most buffers steals ever held at once. Every thread that steals
 //! holds one hazard record while it lives (and one more for each steal
 //! nested in another of its steals, such as a steal from inside the global
-//! allocator); records are reused by later threads and never freed, 64 to
-//! a chunk of 8 KiB. `top` and `bottom`
+//! allocator); records (128 bytes) are reused by later threads and never
+//! freed: the process keeps room for the most threads that held one at
+//! once, less than three times that and at least 64. `top` and `bottom`
 //! live on separate cache lines. Tasks left in the deque are dropped exactly
 //! once when the last handle goes; zero-sized tasks take no memory.
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -170,12 +170,12 @@ impl Registry {
         let mut chunk = self.first.load(publish_acquire());
         // SAFETY: chunks are never freed while the registry lives.
         while let Some(current) = unsafe { chunk.as_ref() } {
-            // Ordering: Acquire, pairs with the Release that frees a record
-            // (proofs-notes/reclamation.md#records): a thread that gave its
-            // record back read its buffers before a free this scan allows.
-            // (The fence before the scan makes every claim made before an
-            // announcement visible here.)
             for (word, mask) in current.in_use.iter().enumerate() {
+                // Ordering: Acquire, pairs with the Release that frees a record
+                // (proofs-notes/reclamation.md#records): a thread that gave its
+                // record back read its buffers before a free this scan allows.
+                // (The fence before the scan makes every claim made before an
+                // announcement visible here.)
                 let mut in_use = mask.load(choose!(policy, InUseScanAcquire, Acquire, Relaxed));
                 while in_use != 0 {
                     if protected == buffers.len() {
@@ -722,10 +722,12 @@ mod tests {
     /// The records of every chunk of `registry`, oldest first.
     fn chunk_sizes(registry: &Registry) -> Vec<usize> {
         let mut sizes = Vec::new();
+        // Ordering: Acquire, as in `Registry::acquire` (proofs-notes/reclamation.md#records).
         let mut chunk = registry.first.load(Acquire);
         // SAFETY: the registry is alive and never frees a chunk meanwhile.
         while let Some(current) = unsafe { chunk.as_ref() } {
             sizes.push(current.records.len());
+            // Ordering: Acquire, as above (proofs-notes/reclamation.md#records).
             chunk = current.next.load(Acquire);
         }
         sizes
