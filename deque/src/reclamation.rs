@@ -766,7 +766,9 @@ mod tests {
     fn a_scan_finds_a_hazard_in_any_word_of_any_chunk() {
         let registry = Registry::new();
         let held: Vec<OwnedRecord> = (0..64 + 128 + 256).map(|_| registry.acquire()).collect();
-        let mut buffers: Vec<*mut u8> = (1..=4usize).map(|n| n as *mut u8).collect();
+        let mut storage = [0u8; 4];
+        let mut buffers: Vec<*mut u8> = storage.iter_mut().map(|byte| byte as *mut u8).collect();
+        let third = buffers[2];
         // The last record of the third chunk (its fourth word) holds buffer 3.
         let holder = held.last().expect("records");
         // SAFETY: the record is held by `holder`, alive until the end.
@@ -775,7 +777,7 @@ mod tests {
             registry.keep_protected_first(&mut buffers, Policy::of_registry()),
             1
         );
-        assert_eq!(buffers[0], 3 as *mut u8, "the held buffer comes first");
+        assert_eq!(buffers[0], third, "the held buffer comes first");
         drop(held);
     }
 }
