@@ -494,14 +494,14 @@ use crate::reclamation::{Record, Registry, ThreadRecord};
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 mod registry {
-    use super::{Registry, ThreadRecord};
+    use super::{Registry, ThreadLocal};
 
     pub(super) static REGISTRY: Registry = Registry::new();
 
     std::thread_local! {
         // `const`: made without allocating, so that a steal from inside the
         // global allocator finds it (and the access checks no lazy state).
-        pub(super) static RECORD: ThreadRecord = const { ThreadRecord::none() };
+        pub(super) static RECORD: ThreadLocal = const { ThreadLocal::new() };
     }
 
     #[inline(always)]
@@ -512,14 +512,14 @@ mod registry {
 
 #[cfg(chase_lev_loom)]
 mod registry {
-    use super::{Registry, ThreadRecord};
+    use super::{Registry, ThreadLocal};
 
     loom::lazy_static! {
         pub(super) static ref REGISTRY: Registry = Registry::new();
     }
 
     loom::thread_local! {
-        pub(super) static RECORD: ThreadRecord = ThreadRecord::none();
+        pub(super) static RECORD: ThreadLocal = ThreadLocal::new();
     }
 
     pub(super) fn get() -> &'static Registry {
@@ -529,18 +529,37 @@ mod registry {
 
 #[cfg(chase_lev_shuttle)]
 mod registry {
-    use super::{Registry, ThreadRecord};
+    use super::{Registry, ThreadLocal};
 
     shuttle::lazy_static! {
         pub(super) static ref REGISTRY: Registry = Registry::new();
     }
 
     shuttle::thread_local! {
-        pub(super) static RECORD: ThreadRecord = ThreadRecord::none();
+        pub(super) static RECORD: ThreadLocal = ThreadLocal::new();
     }
 
     pub(super) fn get() -> &'static Registry {
         &REGISTRY
+    }
+}
+
+/// What the registry keeps per thread: the thread's hazard record and, in
+/// the internal builds, a hook run when the thread-local is destroyed,
+/// after the record is given back (fields drop in this order).
+pub(crate) struct ThreadLocal {
+    record: ThreadRecord,
+    #[cfg(chase_lev_hooks)]
+    after_record_released: hooks::AfterRecordReleased,
+}
+
+impl ThreadLocal {
+    const fn new() -> ThreadLocal {
+        ThreadLocal {
+            record: ThreadRecord::none(),
+            #[cfg(chase_lev_hooks)]
+            after_record_released: hooks::AfterRecordReleased::none(),
+        }
     }
 }
 
@@ -554,7 +573,7 @@ pub(crate) fn registry() -> &'static Registry {
 /// during the thread's own destruction, once its thread-local is gone.
 #[inline(always)]
 pub(crate) fn this_threads_record() -> Option<*const Record> {
-    registry::RECORD.try_with(ThreadRecord::get).ok()
+    registry::RECORD.try_with(|local| local.record.get()).ok()
 }
 
 /// Whether a model checker is unwinding from a failed execution: loom then
@@ -618,6 +637,34 @@ pub mod hooks {
     pub(crate) fn before_buffer_allocation() {
         if let Some(hook) = BEFORE_ALLOCATION.with(|slot| slot.borrow_mut().take()) {
             hook();
+        }
+    }
+
+    /// Runs `hook` when this thread's thread-locals are destroyed, right
+    /// after its hazard record is given back: where a thread-local
+    /// destructor of the user's that steals would run once the record is
+    /// gone. (A thread-local of its own would not do: loom destroys a
+    /// thread's thread-locals in an order that changes between executions.)
+    pub fn after_this_threads_record_is_released(hook: impl FnOnce() + 'static) {
+        super::registry::RECORD.with(|local| {
+            *local.after_record_released.0.borrow_mut() = Some(Box::new(hook));
+        });
+    }
+
+    /// The hook of [`after_this_threads_record_is_released`].
+    pub(crate) struct AfterRecordReleased(RefCell<Option<Hook>>);
+
+    impl AfterRecordReleased {
+        pub(crate) const fn none() -> AfterRecordReleased {
+            AfterRecordReleased(RefCell::new(None))
+        }
+    }
+
+    impl Drop for AfterRecordReleased {
+        fn drop(&mut self) {
+            if let Some(hook) = self.0.get_mut().take() {
+                hook();
+            }
         }
     }
 }

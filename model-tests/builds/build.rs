@@ -358,6 +358,9 @@ struct Function {
     /// The call that forwards the function's arguments to a copy named
     /// `{name}{suffix}`, with the suffix still to append to the name.
     arguments: String,
+    /// `self.` for a method, `Self::` for an associated function that
+    /// takes the policy as its `policy` argument.
+    receiver: &'static str,
     returns_through_unsafe: bool,
 }
 
@@ -417,10 +420,12 @@ fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
             arguments.push(pattern.to_string());
         }
     }
+    let takes_policy = arguments.iter().any(|argument| argument == "policy");
     assert!(
-        takes_self,
-        "deque/src/{file}: a logic mutant's patch must be in a method (fn {name} has no self): \
-         the copy is chosen by the deque's policy"
+        takes_self || takes_policy,
+        "deque/src/{file}: a logic mutant's patch must be in a method, or in an associated \
+         function with a `policy` argument (fn {name} has neither): the copy is chosen by the \
+         deque's policy"
     );
     Function {
         name,
@@ -428,6 +433,7 @@ fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
         body,
         end,
         arguments: arguments.join(", "),
+        receiver: if takes_self { "self." } else { "Self::" },
         returns_through_unsafe: lines[start].contains("unsafe fn"),
     }
 }
@@ -520,7 +526,16 @@ fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
     for (function, record, sites) in copies.values() {
         let suffix = format!("_as_{}", snake_case(&record.variant));
         let indent = " ".repeat(indentation(lines[function.start]) + 4);
-        let call = format!("self.{}{suffix}({})", function.name, function.arguments);
+        let call = format!(
+            "{}{}{suffix}({})",
+            function.receiver, function.name, function.arguments
+        );
+        // An associated function is told its policy by its argument.
+        let policy = if function.receiver == "Self::" {
+            "policy"
+        } else {
+            policy
+        };
         let call = if function.returns_through_unsafe {
             format!("unsafe {{ {call} }}")
         } else {

@@ -335,8 +335,15 @@ pub const ALL: &[Scenario] = &[
         name: "record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans",
         family: REGISTRY_FAMILY,
         threads: 2,
-        preemption_bound: None,
+        preemption_bound: Some(3),
         body: record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans,
+    },
+    Scenario {
+        name: "steal_from_a_thread_local_destructor_borrows_a_record",
+        family: REGISTRY_FAMILY,
+        threads: 2,
+        preemption_bound: Some(3),
+        body: steal_from_a_thread_local_destructor_borrows_a_record,
     },
     Scenario {
         name: "owner_changes_buffer_twice_while_two_thieves_hold_slots",
@@ -365,6 +372,12 @@ struct Shape {
 const LIFO: Shape = Shape {
     fifo: false,
     capacity: 4,
+    bounded: false,
+};
+/// A LIFO deque of one slot: a push past its lap moves it to a new buffer.
+const LIFO_ONE_SLOT: Shape = Shape {
+    fifo: false,
+    capacity: 1,
     bounded: false,
 };
 const FIFO: Shape = Shape {
@@ -634,14 +647,7 @@ fn one_task_pop_pop_against_a_steal(mutant: Option<Mutant>) {
 /// the owner writes after it, and the retire. (With a thief that steals
 /// twice, loom explores 1,148,603 interleavings in 105 s.)
 fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
-    let owner = Owner::new(
-        Shape {
-            fifo: false,
-            capacity: 1,
-            bounded: false,
-        },
-        mutant,
-    );
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
     let thief = owner.stealer("thief 1").spawn(Thief::steal);
     for task in 1..=2 {
         owner.push(task);
@@ -657,14 +663,7 @@ fn push_pop_around_empty_across_a_lap_against_a_steal(mutant: Option<Mutant>) {
 /// (proofs-notes/reclamation.md#reuse). A planted bug that makes a held
 /// buffer a spare is a causality violation here at interleaving 1,747.
 fn push_pop_three_laps_reusing_a_buffer_against_a_steal(mutant: Option<Mutant>) {
-    let owner = Owner::new(
-        Shape {
-            fifo: false,
-            capacity: 1,
-            bounded: false,
-        },
-        mutant,
-    );
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
     owner.push(1);
     let thief = owner.stealer("thief 1").spawn(Thief::steal);
     owner.pop();
@@ -735,14 +734,7 @@ fn grow_while_a_thief_steals(mutant: Option<Mutant>) {
 /// free must still come after the first steal's read (the announcement is a
 /// release store).
 fn grow_while_a_thief_steals_twice(mutant: Option<Mutant>) {
-    let owner = Owner::new(
-        Shape {
-            fifo: false,
-            capacity: 1,
-            bounded: false,
-        },
-        mutant,
-    );
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
     let thief = owner.stealer("thief 1").spawn(|thief| {
         thief.steal();
         thief.steal();
@@ -762,14 +754,7 @@ fn grow_while_a_thief_steals_twice(mutant: Option<Mutant>) {
 /// publish it, retire the old one) while the thief steals task 1, possibly
 /// through the old buffer: the shape of crossbeam-deque's CVE-2021-32810.
 fn shrink_and_retire_while_a_thief_steals(mutant: Option<Mutant>) {
-    let owner = Owner::new(
-        Shape {
-            fifo: false,
-            capacity: 1,
-            bounded: false,
-        },
-        mutant,
-    );
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
     for id in 1..=5 {
         owner.push(id);
     }
@@ -1504,27 +1489,57 @@ fn steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires(mutant: Opti
 }
 
 /// A thief steals task 1 and exits, giving its record back; the owner joins
-/// it and starts a second thief, whose first steal takes that record (the
-/// lowest free one) while the owner pushes task 2 at the end of its 1-slot
-/// buffer's lap, moves to a new buffer and scans. The scan must see the
-/// second thief's announcement in the record the first one held
-/// (proofs-notes/reclamation.md#records).
+/// it, pushes task 2 into a new 1-slot buffer and starts a second thief,
+/// whose first steal takes that record (the lowest free one) and may read
+/// task 2 while the owner pushes task 3, moves to a new buffer and scans.
+/// The scan must see the second thief's announcement in the record the
+/// first one held (mutant `retire-fence` misses it;
+/// proofs-notes/reclamation.md#records).
 fn record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans(mutant: Option<Mutant>) {
-    let owner = Owner::new(
-        Shape {
-            fifo: false,
-            capacity: 1,
-            bounded: false,
-        },
-        mutant,
-    );
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
     owner.push(1);
     let first = owner.stealer("thief 1").spawn(Thief::steal);
     first.join().unwrap(); // thief 1 took task 1, and gave its record back
+    owner.push(2); // in a new buffer, with no thief left to hold the old one
     let second = owner.stealer("thief 2").spawn(Thief::steal);
-    owner.push(2); // the lap's end: a new buffer, the old one retired and scanned
-    owner.pop();
+    owner.push(3); // a new buffer again: task 2's is retired and scanned
     owner.finish(vec![second]);
+}
+
+/// A thief steals task 1 (claiming its thread's record) and leaves a steal
+/// to run when its thread exits, after its record is given back, as a
+/// thread-local destructor of the user's that steals would run once the
+/// registry's thread-local is gone (the internal builds' hook,
+/// `sync.rs:hooks`, stands in for it: loom would destroy two thread-locals
+/// in an order that changes between executions). That steal has no record
+/// of its own: it must borrow one and announce in it, while the owner
+/// pushes tasks 2 and 3 into new 1-slot buffers and scans at each change
+/// (mutant `destructor-steal-unannounced` steals unannounced, and the owner
+/// frees or reuses the buffer it reads; proofs-notes/reclamation.md#records).
+fn steal_from_a_thread_local_destructor_borrows_a_record(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
+    owner.push(1);
+    let at_exit = owner.stealer("thief 1's thread-local destructor");
+    // Loom lets `join` return before the joined thread's thread-locals are
+    // destroyed (std's `join` waits for them): the destructor says when it
+    // is done, its stealer dropped.
+    let done = Arc::new(AtomicBool::new(false));
+    let destructor_done = done.clone();
+    let thief = owner.stealer("thief 1").spawn(move |thief| {
+        thief.steal();
+        super::deque::hooks::after_this_threads_record_is_released(move || {
+            at_exit.steal();
+            drop(at_exit);
+            destructor_done.store(true, Ordering::Release);
+        });
+    });
+    owner.push(2); // a new buffer (or a bigger one, if task 1 is still here)
+    owner.push(3); // another: task 2's buffer is retired and scanned
+    thief.join().unwrap();
+    while !done.load(Ordering::Acquire) {
+        thread::yield_now(); // the thief's thread-locals are being destroyed
+    }
+    owner.finish(Vec::new());
 }
 
 /// Two thieves, and an owner that grows a 1-slot deque twice: thief 1 may
@@ -1534,14 +1549,7 @@ fn record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans(mutant: Opt
 /// frees the second), and the spares it keeps must be held by neither
 /// (proofs-notes/reclamation.md#reuse).
 fn owner_changes_buffer_twice_while_two_thieves_hold_slots(mutant: Option<Mutant>) {
-    let owner = Owner::new(
-        Shape {
-            fifo: false,
-            capacity: 1,
-            bounded: false,
-        },
-        mutant,
-    );
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
     owner.push(1);
     let first = owner.stealer("thief 1").spawn(Thief::steal);
     let second = owner.stealer("thief 2").spawn(Thief::steal);

@@ -1,10 +1,10 @@
 //! The loom model suite: every scenario against the deque as it ships
 //! (the `chase-lev-loom` build: no mutant compiled in), explored
-//! by loom (exhaustively, except the three-thread scenarios whose exhaustive
-//! run does not fit CI: those under their stated preemption bound), then the
-//! canaries: the suite must still kill the mutant that
-//! removes the owner's seq_cst fence, and the nested-steal scenario the
-//! mutant `hazard-not-reentrant` (the use-after-free it was written for).
+//! by loom (exhaustively, except the scenarios whose exhaustive run does not
+//! fit CI: those under their stated preemption bound), then the canaries:
+//! the suite must still kill the mutant that removes the owner's seq_cst
+//! fence, and each registry scenario the planted fault it was written for
+//! (`CANARIES`).
 //!
 //! Run with `cargo test --features loom` at the workspace root (add
 //! `--release` for a run about five times faster). A plain test harness would
@@ -132,21 +132,48 @@ fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
     }
 }
 
-/// The canaries: the missing seq_cst fence of the owner's pop, and the
-/// single, non-reentrant hazard slot of a steal nested in another steal of
-/// its thread (the use-after-free its scenario was written for).
-fn the_suite_still_kills_its_canaries() -> bool {
-    let pop_fence = still_kills(
+/// The canaries: each scenario below must still kill the planted fault it
+/// was written for. The missing seq_cst fence of the owner's pop; and the
+/// registry's scenarios, each against its own fault: the single,
+/// non-reentrant hazard slot of a steal nested in another steal of its
+/// thread; a scan that stops at the first held buffer while two thieves
+/// hold two; the owner's retire fence, without which its scan misses the
+/// announcement a thief makes in a record an exited thief gave back; a
+/// steal at its thread's exit, its record gone, that does not announce.
+const CANARIES: &[(&str, Mutant, &str)] = &[
+    (
         "prefilled_pop_pop_against_steal_steal",
         Mutant::TakeFence,
         "The suite no longer detects a task taken twice: it is not testing anything.",
-    );
-    let nested = still_kills(
+    ),
+    (
         "steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires",
         Mutant::HazardNotReentrant,
         "The suite no longer detects a nested steal that ends the outer steal's announcement.",
-    );
-    pop_fence && nested
+    ),
+    (
+        "owner_changes_buffer_twice_while_two_thieves_hold_slots",
+        Mutant::ScanStopsAtFirstHeld,
+        "The suite no longer detects a scan that frees a buffer a second thief holds.",
+    ),
+    (
+        "record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans",
+        Mutant::RetireFence,
+        "The suite no longer detects a scan that misses an announcement in a reused record.",
+    ),
+    (
+        "steal_from_a_thread_local_destructor_borrows_a_record",
+        Mutant::DestructorStealUnannounced,
+        "The suite no longer detects a steal at a thread's exit that reads a buffer unannounced.",
+    ),
+];
+
+fn the_suite_still_kills_its_canaries() -> bool {
+    // Every canary runs, so that one run reports every one that stopped.
+    CANARIES
+        .iter()
+        .map(|&(scenario, mutant, what_it_means)| still_kills(scenario, mutant, what_it_means))
+        .fold(true, |all, this| all && this)
 }
 
 fn main() -> ExitCode {

@@ -463,8 +463,8 @@ fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
         .partition(|name| name.starts_with("injector-"));
     assert_eq!(
         names.len(),
-        37,
-        "expected the deque's 37 mutants of Mutant::name, found {names:?}"
+        38,
+        "expected the deque's 38 mutants of Mutant::name, found {names:?}"
     );
     assert_eq!(
         injector_names.len(),
