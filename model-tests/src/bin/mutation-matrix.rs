@@ -11,8 +11,8 @@
 //! random and PCT schedulers (default 1000). Loom explores every scenario
 //! with at most `LOOM_MAX_PREEMPTIONS` preemptions, 3 unless set (the budget
 //! that keeps the whole matrix within CI's time: the deque's survivors run
-//! the whole suite, about 1.7 million interleavings each at the scenarios'
-//! own bounds, 60 thousand at 3); `--own-bounds` uses the scenarios' own
+//! the whole suite, about 720 thousand interleavings each at 3, more at
+//! the scenarios' own bounds); `--own-bounds` uses the scenarios' own
 //! bounds instead (the loom suite's: exhaustive where it can be).
 //! Exits with failure if a mutant survives without an argument.
 
