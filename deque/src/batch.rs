@@ -5,11 +5,11 @@
 
 use core::mem::MaybeUninit;
 
-use crate::buffer::MAX_CAPACITY;
-use crate::deque::{add_index, Flavor, Snapshot};
+use crate::buffer::{Buffer, MAX_CAPACITY};
+use crate::deque::{add_index, held_buffer, Flavor};
 use crate::policy::{choose, fence_if, RELAXED_UNLESS_TSAN};
 use crate::reclamation::Hazard;
-use crate::steal::Steal;
+use crate::steal::{success_or_return, Steal};
 use crate::stealer::Stealer;
 use crate::sync::{
     Arc,
@@ -74,15 +74,8 @@ impl<T> Stealer<T> {
     /// assert_eq!(mine.pop(), Some(0)); // the oldest came along first
     /// ```
     pub fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
-        assert!(
-            limit > 0,
-            "chase-lev: a batch steal needs a limit of at least 1"
-        );
-        match self.steal_batch_into(dest, limit, false) {
-            Steal::Success(_) => Steal::Success(()),
-            Steal::Empty => Steal::Empty,
-            Steal::Retry => Steal::Retry,
-        }
+        assert_batch_limit(limit);
+        self.steal_batch_into(dest, limit, false).map(|_| ())
     }
 
     /// Steals about half of the tasks (at most 32 in all), returns one and
@@ -140,17 +133,9 @@ impl<T> Stealer<T> {
     /// assert_eq!(mine.len(), 2);
     /// ```
     pub fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
-        assert!(
-            limit > 0,
-            "chase-lev: a batch steal needs a limit of at least 1"
-        );
-        match self.steal_batch_into(dest, limit, true) {
-            Steal::Success(task) => {
-                Steal::Success(task.expect("a successful batch keeps one task"))
-            }
-            Steal::Empty => Steal::Empty,
-            Steal::Retry => Steal::Retry,
-        }
+        assert_batch_limit(limit);
+        self.steal_batch_into(dest, limit, true)
+            .map(|task| task.expect("a successful batch keeps one task"))
     }
 
     /// The batch steal. With `keep_first`, the first task of the victim
@@ -176,13 +161,13 @@ impl<T> Stealer<T> {
         let Some(top) = self.look_for_a_task() else {
             return Steal::Empty;
         };
-        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty(top) else {
-            return Steal::Empty;
-        };
-        let first = match self.snapshot(&hazard, buffer, top, bottom) {
-            Steal::Success(seen) => seen,
-            Steal::Empty => return Steal::Empty,
-            Steal::Retry => return Steal::Retry,
+        let hazard = self.announce_buffer();
+        let bottom = self.fence_then_bottom();
+        let (buffer, bottom) = success_or_return!(self.announced_buffer(&hazard, top, bottom));
+        let first = Snapshot {
+            top,
+            bottom,
+            buffer,
         };
         let len = (first.bottom - first.top) as usize;
         let in_lap = (first.buffer.end() - first.top) as usize;
@@ -224,7 +209,7 @@ impl<T> Stealer<T> {
         // reversed into a LIFO one (crossbeam-deque's arrangement).
         let reversed = dest.inner.flavor == Flavor::Lifo;
         for offset in 0..moved {
-            // Within the ranges `reserve` and `snapshot` checked.
+            // Within the ranges `reserve` and `announced_buffer` checked.
             let from = add_index(seen.top, skip + offset);
             let to = add_index(
                 dest_bottom,
@@ -336,8 +321,30 @@ impl<T> Stealer<T> {
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             return Steal::Retry;
         }
-        self.snapshot(hazard, buffer, top, bottom)
+        held_buffer(hazard, buffer, top).map(|buffer| Snapshot {
+            top,
+            bottom,
+            buffer,
+        })
     }
+}
+
+/// What a thief learned from one look at the deque: a task at `top`, below
+/// `bottom`, in `buffer`, which the thief's hazard protects.
+struct Snapshot<'h, T> {
+    top: i64,
+    bottom: i64,
+    buffer: &'h Buffer<T>,
+}
+
+/// The batch steals' one precondition, shared with the injector's.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn assert_batch_limit(limit: usize) {
+    assert!(
+        limit > 0,
+        "chase-lev: a batch steal needs a limit of at least 1"
+    );
 }
 
 impl<T> Worker<T> {

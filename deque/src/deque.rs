@@ -8,7 +8,7 @@
 //! | `push`                        | `Worker::try_push`, `write_and_publish`      |
 //! | `resize` (grow)               | `push_into_next_lap`, `replace_buffer`       |
 //! | `take`                        | `Worker::pop` → `pop_bottom_with_fence`      |
-//! | `steal`                       | `Stealer::steal`                             |
+//! | `steal`                       | `Stealer::steal` → `steal_from`              |
 //!
 //! Each ordering and fence is written at its site, as
 //! `choose!(policy, Site, correct, weakened)`: every build runs `correct`,
@@ -49,7 +49,7 @@ use crate::buffer::Buffer;
 use crate::policy::{choose, fence_if, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, HazardSlot, Retired};
 use crate::shrink::shrink_threshold;
-use crate::steal::Steal;
+use crate::steal::{success_or_return, Steal};
 use crate::stealer::Stealer;
 use crate::sync::{
     AtomicI64, AtomicPtr, Named,
@@ -553,13 +553,6 @@ impl<T> Worker<T> {
 
 // ----------------------------------------------------------------- steal --
 
-/// What a thief learned from one look at the deque.
-pub(crate) struct Snapshot<'g, T> {
-    pub(crate) top: i64,
-    pub(crate) bottom: i64,
-    pub(crate) buffer: &'g Buffer<T>,
-}
-
 impl<T> Stealer<T> {
     /// Steals the oldest task.
     ///
@@ -587,27 +580,23 @@ impl<T> Stealer<T> {
         }
     }
 
-    /// The steal after a look that showed a task at `top`.
+    /// Lê et al.'s `steal` after the empty look showed a task at `top`: the
+    /// buffer announced in this thread's hazard slot, the fence, `bottom`,
+    /// the buffer checked, the slot read, the CAS.
     #[inline(never)]
     fn steal_from(&self, top: i64) -> Steal<T> {
-        let Some((hazard, buffer, top, bottom)) = self.protect_if_not_empty(top) else {
-            return Steal::Empty;
-        };
-        let seen = match self.snapshot(&hazard, buffer, top, bottom) {
-            Steal::Success(seen) => seen,
-            Steal::Empty => return Steal::Empty,
-            Steal::Retry => return Steal::Retry,
-        };
-        let index = seen.top;
+        let hazard = self.announce_buffer();
+        let bottom = self.fence_then_bottom();
+        let (buffer, _) = success_or_return!(self.announced_buffer(&hazard, top, bottom));
         // Read before the CAS, as Lê et al. do: once the CAS is won the
         // owner may retire the buffer or reuse the index.
-        // SAFETY: `index` is in the buffer's lap, and no thread writes its
-        // slot while a thief can read it (proofs-notes/reclamation.md#no-wrap).
-        let task: MaybeUninit<T> = unsafe { seen.buffer.read(index) };
-        if !self.claim(seen.top, 1) {
+        // SAFETY: `top` is in the buffer's lap (`announced_buffer`), and no
+        // thread writes its slot while a thief can read it
+        // (proofs-notes/reclamation.md#no-wrap).
+        let task: MaybeUninit<T> = unsafe { buffer.read(top) };
+        if !self.claim(top, 1) {
             return Steal::Retry;
         }
-
         // SAFETY: the slot of `top` held a task (top < bottom, published by
         // push's release fence and the acquire load of bottom), and the CAS
         // made this thief its only owner
@@ -629,46 +618,52 @@ impl<T> Stealer<T> {
         Some(top)
     }
 
-    /// The rest of Lê et al.'s first loads after `top` (the SeqCst fence,
-    /// bottom), with this thread's hazard slot announcing the buffer before
-    /// the fence, so that the one fence serves both the algorithm and
-    /// reclamation; then the buffer pointer again, which must still be the
-    /// announced one (proofs-notes/reclamation.md#hazard-slots). `None` if
-    /// the deque looked empty after the fence.
+    /// Announces the deque's buffer in a hazard slot of this thread's,
+    /// before the steal's fence, so that the one fence serves both the
+    /// algorithm and reclamation (proofs-notes/reclamation.md#hazard-slots).
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn protect_if_not_empty(
-        &self,
-        top: i64,
-    ) -> Option<(Hazard, *mut Buffer<T>, i64, i64)> {
+    pub(crate) fn announce_buffer(&self) -> Hazard {
         let inner = &*self.inner;
-        let policy = inner.policy;
         // Ordering: Relaxed: only the value to announce; the Acquire load
         // after the fence checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).
-        let announced = inner.buffer.load(Relaxed);
-        let mut hazard = Hazard::protect(announced.cast(), policy);
-        // Ordering: the steal's SeqCst fence, which also orders the hazard
-        // store before the buffer load below
-        // (proofs-notes/reclamation.md#hazard-slots).
-        let bottom = self.fence_then_bottom();
+        Hazard::protect(inner.buffer.load(Relaxed).cast(), inner.policy)
+    }
+
+    /// After the fence: the buffer to read from `top` on, which must be the
+    /// one `hazard` announced before the fence, with the `bottom` seen after
+    /// the last fence. `Empty` if the deque looked empty after a fence,
+    /// `Retry` if the buffer's lap starts past `top` (`top` has moved on).
+    ///
+    /// The buffer is the pointer as loaded after the fence, not the
+    /// announced copy: the two are equal, but if the announced buffer was
+    /// freed and a new one took its address, only the fresh load points
+    /// into the live allocation.
+    #[inline(always)]
+    pub(crate) fn announced_buffer<'h>(
+        &self,
+        hazard: &'h Hazard,
+        top: i64,
+        mut bottom: i64,
+    ) -> Steal<(&'h Buffer<T>, i64)> {
         if top >= bottom {
-            return None;
+            return Steal::Empty;
         }
+        let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
-        let buffer = inner
-            .buffer
-            .load(choose!(policy, BufferLoadAcquire, Acquire, Relaxed));
-        if hazard.covers(buffer.cast()) {
-            return Some((hazard, buffer, top, bottom));
+        let mut buffer =
+            inner
+                .buffer
+                .load(choose!(inner.policy, BufferLoadAcquire, Acquire, Relaxed));
+        if !hazard.covers(buffer.cast()) {
+            (buffer, bottom) = self.protect_again(hazard.slot(), buffer, top);
+            hazard.announced(buffer.cast());
+            if top >= bottom {
+                return Steal::Empty;
+            }
         }
-        let (buffer, bottom) = self.protect_again(hazard.slot(), buffer, top);
-        hazard.announced(buffer.cast());
-        if top >= bottom {
-            return None;
-        }
-        Some((hazard, buffer, top, bottom))
+        held_buffer(hazard, buffer, top).map(|buffer| (buffer, bottom))
     }
 
     /// The owner replaced the buffer after the announcement: announce the
@@ -690,13 +685,13 @@ impl<T> Stealer<T> {
         let policy = inner.policy;
         loop {
             slot.announce(buffer.cast());
-            // Ordering: the steal's SeqCst fence, as in `protect_if_not_empty`
+            // Ordering: the steal's SeqCst fence, as in `steal_from`
             // (proofs-notes/reclamation.md#hazard-slots).
             let bottom = self.fence_then_bottom();
             if top >= bottom {
                 return (buffer, bottom);
             }
-            // Ordering: Acquire, as in `protect_if_not_empty`
+            // Ordering: Acquire, as in `announced_buffer`
             // (proofs-notes/reclamation.md#publication).
             let now = inner
                 .buffer
@@ -724,7 +719,9 @@ impl<T> Stealer<T> {
     pub(crate) fn fence_then_bottom(&self) -> i64 {
         // Ordering: SeqCst fence, paired with the owner's pop fence (and other
         // thieves' fences): owner and thief cannot both miss each other's
-        // write (proofs-notes/model.md#store-buffering).
+        // write (proofs-notes/model.md#store-buffering). In a steal it also
+        // orders the hazard store before the second buffer load
+        // (proofs-notes/reclamation.md#hazard-slots).
         fence_if(choose!(self.inner.policy, StealFence, Some(SeqCst), None));
         self.load_bottom()
     }
@@ -737,37 +734,6 @@ impl<T> Stealer<T> {
         inner
             .bottom
             .load(choose!(inner.policy, StealBottomAcquire, Acquire, Relaxed))
-    }
-
-    /// The task at `top` in `buffer`, which `hazard` protects, unless `top`
-    /// has already moved before the buffer's lap (`Retry`). `buffer` is the
-    /// pointer as loaded after the fence, not the announced copy: the two
-    /// are equal, but if the announced buffer was freed and a new one took
-    /// its address, only the fresh load points into the live allocation.
-    #[inline(always)]
-    pub(crate) fn snapshot<'h>(
-        &self,
-        _hazard: &'h Hazard,
-        buffer: *mut Buffer<T>,
-        top: i64,
-        bottom: i64,
-    ) -> Steal<Snapshot<'h, T>> {
-        // SAFETY: this thread's hazard slot held this address before a fence
-        // after which the deque's buffer pointer still was this one, so the
-        // owner will not free it while `_hazard` lives
-        // (proofs-notes/reclamation.md#hazard-slots).
-        let buffer = unsafe { &*buffer };
-        if !buffer.covers(top) {
-            // The owner has moved to a buffer whose lap starts past `top`:
-            // `top` has moved on and the CAS would fail, a lost race
-            // (proofs-notes/reclamation.md#no-wrap).
-            return Steal::Retry;
-        }
-        Steal::Success(Snapshot {
-            top,
-            bottom,
-            buffer,
-        })
     }
 
     /// The thief's CAS that claims `count` tasks from `top`.
@@ -790,6 +756,29 @@ impl<T> Stealer<T> {
                 Relaxed,
             )
             .is_ok()
+    }
+}
+
+/// The buffer check of a steal: `buffer`, loaded after the fence that
+/// followed `hazard`'s announcement of it, if its lap holds `top`; `Retry` if
+/// the owner has moved to a buffer whose lap starts past `top` (`top` has
+/// moved on and the CAS would fail, a lost race:
+/// proofs-notes/reclamation.md#no-wrap).
+#[inline(always)]
+pub(crate) fn held_buffer<T>(
+    _hazard: &Hazard,
+    buffer: *mut Buffer<T>,
+    top: i64,
+) -> Steal<&Buffer<T>> {
+    // SAFETY: this thread's hazard slot held this address before a fence
+    // after which the deque's buffer pointer still was this one, so the
+    // owner will not free it while `_hazard` lives
+    // (proofs-notes/reclamation.md#hazard-slots).
+    let buffer = unsafe { &*buffer };
+    if buffer.covers(top) {
+        Steal::Success(buffer)
+    } else {
+        Steal::Retry
     }
 }
 

@@ -482,7 +482,9 @@ pub(crate) struct Hazard {
     /// the `OwnedRecord` itself, so that a hazard is plain words a steal
     /// keeps in registers.
     borrowed: *const Chunk,
-    buffer: *mut (),
+    /// The buffer announced (a cell: a re-announcement goes through a
+    /// shared hazard, which a steal lends its buffer reference from).
+    buffer: Cell<*mut ()>,
     policy: Policy,
 }
 
@@ -505,7 +507,7 @@ impl Hazard {
         Hazard {
             record,
             borrowed,
-            buffer,
+            buffer: Cell::new(buffer),
             policy,
         }
     }
@@ -522,15 +524,15 @@ impl Hazard {
 
     /// Records that `buffer` is now announced (through [`Hazard::slot`]).
     #[inline(always)]
-    pub(crate) fn announced(&mut self, buffer: *mut ()) {
-        self.buffer = buffer;
+    pub(crate) fn announced(&self, buffer: *mut ()) {
+        self.buffer.set(buffer);
     }
 
     /// Whether `buffer`, loaded after the fence, is the one this hazard
     /// protects (if not, the owner replaced it meanwhile).
     #[inline(always)]
     pub(crate) fn covers(&self, buffer: *mut ()) -> bool {
-        self.buffer == buffer
+        self.buffer.get() == buffer
     }
 }
 

@@ -105,7 +105,32 @@ impl<T> Steal<T> {
             },
         }
     }
+
+    /// The stolen task passed through `f`; `Empty` and `Retry` unchanged.
+    /// (Not in crossbeam-deque's API, so crate-private.)
+    #[inline(always)]
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Steal<U> {
+        match self {
+            Steal::Success(task) => Steal::Success(f(task)),
+            Steal::Empty => Steal::Empty,
+            Steal::Retry => Steal::Retry,
+        }
+    }
 }
+
+/// The value of a `Success`; on `Empty` or `Retry`, returns it from the
+/// enclosing function (`?` for `Steal`, which cannot implement `Try` on
+/// stable Rust).
+macro_rules! success_or_return {
+    ($attempt:expr) => {
+        match $attempt {
+            $crate::steal::Steal::Success(value) => value,
+            $crate::steal::Steal::Empty => return $crate::steal::Steal::Empty,
+            $crate::steal::Steal::Retry => return $crate::steal::Steal::Retry,
+        }
+    };
+}
+pub(crate) use success_or_return;
 
 impl<T> fmt::Debug for Steal<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
