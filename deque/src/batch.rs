@@ -7,12 +7,12 @@ use core::mem::MaybeUninit;
 
 use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::{add_index, held_buffer, Flavor};
-use crate::policy::{choose, fence_if, RELAXED_UNLESS_TSAN};
+use crate::policy::{site, RELAXED_UNLESS_TSAN};
 use crate::reclamation::Hazard;
 use crate::steal::{success_or_return, Steal};
 use crate::stealer::Stealer;
 use crate::sync::{
-    Arc,
+    fence, Arc,
     Ordering::{Acquire, Relaxed, Release},
 };
 use crate::worker::Worker;
@@ -313,9 +313,7 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
-        let buffer = inner
-            .buffer
-            .load(choose!(inner.policy, BufferLoadAcquire, Acquire, Relaxed));
+        let buffer = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
         if !hazard.covers(buffer.cast()) {
             // The owner replaced the buffer since this thread announced it:
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
@@ -356,9 +354,7 @@ impl<T> Worker<T> {
         // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
         // push (proofs-notes/linearizability.md#batch-steal).
         let bottom = inner.bottom.load(Relaxed);
-        let top = inner
-            .top
-            .load(choose!(inner.policy, PushTopAcquire, Acquire, Relaxed));
+        let top = inner.top.load(site!(PushTopAcquire, Acquire));
         let len = (bottom - top).max(0);
         // `additional` is at most the source's length, which fits in an i64.
         let additional = i64::try_from(additional).unwrap_or(i64::MAX);
@@ -384,10 +380,9 @@ impl<T> Worker<T> {
         // (`reserve` has already checked this sum; kept as the last line of
         // defence.)
         let next = add_index(bottom, count);
-        let policy = inner.policy;
         // Ordering: Release fence, as in push: the destination's thieves that
         // read the new bottom read the copied tasks (proofs-notes/model.md#message-passing).
-        fence_if(choose!(policy, BatchPublishFence, Some(Release), None));
+        site!(BatchPublishFence, fence(Release));
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
         inner.bottom.store(next, RELAXED_UNLESS_TSAN);

@@ -11,11 +11,11 @@
 //! | `steal`                       | `Stealer::steal` → `steal_from`              |
 //!
 //! Each ordering and fence is written at its site, as
-//! `choose!(policy, Site, correct, weakened)`: every build runs `correct`,
-//! except that in the mutant builds of model-tests a deque made with the
-//! mutant `Site` runs `weakened` (policy.rs). The owner keeps three values of its own in its
-//! `Worker` (worker.rs): its copy of the buffer pointer (`buffer`), the end
-//! of that buffer's lap (`end`) and the bound (`limit`, `i64::MAX` if none).
+//! `site!(Site, correct)`: every build runs `correct`; the site's name is
+//! the mutant of model-tests that weakens it (policy.rs). The owner keeps
+//! three values of its own in its `Worker` (worker.rs): its copy of the
+//! buffer pointer (`buffer`), the end of that buffer's lap (`end`) and the
+//! bound (`limit`, `i64::MAX` if none).
 //!
 //! Where it departs from the figure, the function says so and names its note:
 //! a buffer never wraps, so the owner moves to a new buffer at the end of each
@@ -46,13 +46,13 @@ use core::mem::MaybeUninit;
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
-use crate::policy::{choose, fence_if, Policy, RELAXED_UNLESS_TSAN};
+use crate::policy::{site, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, HazardSlot, Retired};
 use crate::shrink::shrink_threshold;
 use crate::steal::{success_or_return, Steal};
 use crate::stealer::Stealer;
 use crate::sync::{
-    AtomicI64, AtomicPtr, Named,
+    fence, AtomicI64, AtomicPtr, Named,
     Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 use crate::worker::Worker;
@@ -195,9 +195,7 @@ impl<T> Worker<T> {
         // of a slot before the owner rewrites it after wrapping around. Our
         // buffers never wrap, so it guards nothing here; kept so that the
         // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
-        let top = inner
-            .top
-            .load(choose!(inner.policy, PushTopAcquire, Acquire, Relaxed));
+        let top = inner.top.load(site!(PushTopAcquire, Acquire));
         self.top_seen.set(top);
         if bottom - top >= self.limit.get() {
             return Err(task); // bounded and full
@@ -224,7 +222,6 @@ impl<T> Worker<T> {
     #[inline(always)]
     fn write_and_publish(&self, buffer: &Buffer<T>, bottom: i64, task: T) {
         let inner = &*self.inner;
-        let policy = inner.policy;
         // No overflow: a lap ends at `i64::MAX` at the latest, and
         // `push_into_next_lap` panics there, so here `bottom < i64::MAX`.
         let next = bottom + 1;
@@ -237,7 +234,7 @@ impl<T> Worker<T> {
         // Ordering: Release fence, so that a thief that reads the new bottom
         // with acquire also reads the task's bytes
         // (proofs-notes/model.md#message-passing).
-        fence_if(choose!(policy, PushFence, Some(Release), None));
+        site!(PushFence, fence(Release));
         // Ordering: Relaxed, published by the fence above
         // (proofs-notes/model.md#message-passing).
         inner.bottom.store(next, RELAXED_UNLESS_TSAN);
@@ -333,10 +330,9 @@ impl<T> Worker<T> {
         // Ordering: Release, so that a thief that loads the new pointer with
         // acquire reads the copied slots; this is the first of the two
         // corrections to the C11 code (proofs-notes/reclamation.md#publication).
-        inner.buffer.store(
-            new,
-            choose!(inner.policy, BufferPublishRelease, Release, Relaxed),
-        );
+        inner
+            .buffer
+            .store(new, site!(BufferPublishRelease, Release));
         old
     }
 
@@ -422,7 +418,6 @@ impl<T> Worker<T> {
     #[inline(always)]
     fn pop_last_with_cas_only(&self, bottom: i64, top: i64) -> Option<T> {
         let inner = &*self.inner;
-        let policy = inner.policy;
         let index = bottom - 1;
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
         // `index` is below `bottom`, in the current buffer's lap.
@@ -435,12 +430,7 @@ impl<T> Worker<T> {
         // top may see of bottom.
         let won = inner
             .top
-            .compare_exchange(
-                top,
-                top + 1,
-                choose!(policy, CasOnlyPopSeqCst, SeqCst, Relaxed),
-                Relaxed,
-            )
+            .compare_exchange(top, top + 1, site!(CasOnlyPopSeqCst, SeqCst), Relaxed)
             .is_ok();
 
         if !won {
@@ -459,7 +449,6 @@ impl<T> Worker<T> {
     #[inline(always)]
     fn pop_bottom_with_fence(&self, bottom: i64) -> Option<T> {
         let inner = &*self.inner;
-        let policy = inner.policy;
         let bottom = bottom - 1;
         let buffer = self.buffer();
         // Ordering: Relaxed, ordered before the load of top by the fence below
@@ -468,7 +457,7 @@ impl<T> Worker<T> {
         // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
         // least one of owner and thief sees the other's write, so they cannot
         // both take the last task (proofs-notes/model.md#store-buffering).
-        fence_if(choose!(policy, TakeFence, Some(SeqCst), None));
+        site!(TakeFence, fence(SeqCst));
         // Ordering: Relaxed, ordered by the fence above; the CAS below
         // re-checks it for the last task (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
@@ -489,12 +478,7 @@ impl<T> Worker<T> {
             // it (proofs-notes/obligations.md#take-cas-seqcst).
             let won = inner
                 .top
-                .compare_exchange(
-                    top,
-                    top + 1,
-                    choose!(policy, TakeCasSeqCst, SeqCst, Relaxed),
-                    Relaxed,
-                )
+                .compare_exchange(top, top + 1, site!(TakeCasSeqCst, SeqCst), Relaxed)
                 .is_ok();
             // Ordering: Relaxed; bottom = top now: empty
             // (proofs-notes/linearizability.md#pop).
@@ -535,12 +519,7 @@ impl<T> Worker<T> {
             // (proofs-notes/linearizability.md#fifo-pop).
             if inner
                 .top
-                .compare_exchange(
-                    top,
-                    top + 1,
-                    choose!(inner.policy, FifoCasSeqCst, SeqCst, Relaxed),
-                    Relaxed,
-                )
+                .compare_exchange(top, top + 1, site!(FifoCasSeqCst, SeqCst), Relaxed)
                 .is_ok()
             {
                 self.consider_shrinking(bottom, top + 1);
@@ -652,10 +631,7 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
-        let mut buffer =
-            inner
-                .buffer
-                .load(choose!(inner.policy, BufferLoadAcquire, Acquire, Relaxed));
+        let mut buffer = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
         if !hazard.covers(buffer.cast()) {
             (buffer, bottom) = self.protect_again(hazard.slot(), buffer, top);
             hazard.announced(buffer.cast());
@@ -682,7 +658,6 @@ impl<T> Stealer<T> {
         top: i64,
     ) -> (*mut Buffer<T>, i64) {
         let inner = &*self.inner;
-        let policy = inner.policy;
         loop {
             slot.announce(buffer.cast());
             // Ordering: the steal's SeqCst fence, as in `steal_from`
@@ -693,9 +668,7 @@ impl<T> Stealer<T> {
             }
             // Ordering: Acquire, as in `announced_buffer`
             // (proofs-notes/reclamation.md#publication).
-            let now = inner
-                .buffer
-                .load(choose!(policy, BufferLoadAcquire, Acquire, Relaxed));
+            let now = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
             if now == buffer {
                 return (buffer, bottom);
             }
@@ -709,9 +682,7 @@ impl<T> Stealer<T> {
         // Ordering: Acquire, as in Lê et al.: a thief that sees another's
         // removal also sees the pushes before it, before the empty look that
         // comes ahead of the fence (proofs-notes/obligations.md#steal-top-acquire).
-        inner
-            .top
-            .load(choose!(inner.policy, StealTopAcquire, Acquire, Relaxed))
+        inner.top.load(site!(StealTopAcquire, Acquire))
     }
 
     /// Lê et al.'s fence, then the load of `bottom`.
@@ -722,7 +693,7 @@ impl<T> Stealer<T> {
         // write (proofs-notes/model.md#store-buffering). In a steal it also
         // orders the hazard store before the second buffer load
         // (proofs-notes/reclamation.md#hazard-slots).
-        fence_if(choose!(self.inner.policy, StealFence, Some(SeqCst), None));
+        site!(StealFence, fence(SeqCst));
         self.load_bottom()
     }
 
@@ -731,9 +702,7 @@ impl<T> Stealer<T> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with push's release fence so the task's
         // bytes are visible (proofs-notes/model.md#message-passing).
-        inner
-            .bottom
-            .load(choose!(inner.policy, StealBottomAcquire, Acquire, Relaxed))
+        inner.bottom.load(site!(StealBottomAcquire, Acquire))
     }
 
     /// The thief's CAS that claims `count` tasks from `top`.
@@ -749,12 +718,7 @@ impl<T> Stealer<T> {
         // (proofs-notes/obligations.md#steal-cas-seqcst).
         inner
             .top
-            .compare_exchange(
-                top,
-                next,
-                choose!(inner.policy, StealCasSeqCst, SeqCst, Relaxed),
-                Relaxed,
-            )
+            .compare_exchange(top, next, site!(StealCasSeqCst, SeqCst), Relaxed)
             .is_ok()
     }
 }

@@ -2,17 +2,18 @@
 //! matrix (model-tests) builds and checks, one at a time.
 //!
 //! Each ordering and fence is written at its site, as
-//! `choose!(policy, Site, correct, weakened)`: `correct` is the ordering of
-//! the algorithm, `weakened` the one the mutant `Mutant::Site` puts there
-//! instead. In the chase-lev crate `Policy` is a zero-sized type and
-//! `choose!` expands to `correct`, so the deque's machine code is exactly what
-//! it would be with the orderings written alone. Only the internal builds
-//! under `model-tests/builds/` (compiled with `--cfg chase_lev_mutants` by
-//! their build scripts, never by a cargo feature) give `Policy` a field that
-//! selects one mutant, and expose `Mutant` to the tests. The logic mutants
-//! (a changed condition or step rather than an ordering) are not in this
-//! source at all: the mutant builds' build script applies each one's patch
-//! from `model-tests/mutants.md` to a copy of the function it changes.
+//! `site!(Site, correct)`, which every build compiles to `correct` alone: the
+//! deque's machine code is exactly what it would be with the orderings
+//! written bare. What the mutant `Mutant::Site` puts there instead is in
+//! `model-tests/mutants.md`, not here. Only the internal builds under
+//! `model-tests/builds/` (compiled with `--cfg chase_lev_mutants` by their
+//! build scripts, never by a cargo feature) give `Policy` a field that
+//! selects one mutant, expose `Mutant` to the tests, and, from the table,
+//! give each function with a site of a mutant (or the code a logic mutant
+//! changes) a copy for that mutant, which the function calls when its
+//! deque carries it. In the chase-lev crate `Policy` is a zero-sized type.
+//! (The injector's sites are still written `choose!(policy, Site, correct,
+//! weakened)`, with the weakening at the site.)
 
 use crate::sync::Ordering::{self, Relaxed, Release};
 
@@ -74,6 +75,7 @@ std::thread_local! {
 impl Policy {
     /// The policy of the hazard registry: the correct orderings, except in a
     /// mutant build whose last deque carries a registry mutant.
+    #[cfg(chase_lev_mutants)]
     #[inline(always)]
     pub(crate) fn of_registry() -> Policy {
         Policy {
@@ -88,6 +90,21 @@ impl Policy {
         REGISTRY_MUTANT.with(|cell| cell.set(self.mutant));
     }
 }
+
+/// An ordering or fence of the algorithm, at the site that the mutant
+/// `Site` weakens: every build compiles `correct` alone, as in
+/// `inner.top.load(site!(StealTopAcquire, Acquire))` or
+/// `site!(StealFence, fence(SeqCst))`. What the mutant puts there instead is
+/// not in the source: the mutant builds' build script gives each function
+/// with such a site a copy in which the site is weakened as the mutant's
+/// `weakens:` line in `model-tests/mutants.md` says, and calls the copy when
+/// the deque carries the mutant (as for the logic mutants).
+macro_rules! site {
+    ($site:ident, $correct:expr) => {
+        $correct
+    };
+}
+pub(crate) use site;
 
 /// Picks `correct`, unless this policy's mutant weakens `site`: written at
 /// each ordering's site, as in `inner.top.load(choose!(policy,

@@ -43,9 +43,9 @@ use std::sync::Arc as StdArc;
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::Buffer;
-use crate::policy::{choose, fence_if, Policy};
+use crate::policy::{site, Policy};
 use crate::sync::{
-    AtomicPtr, AtomicU64, Named,
+    fence, AtomicPtr, AtomicU64, Named,
     Ordering::{self, Acquire, Relaxed, Release, SeqCst},
 };
 
@@ -94,24 +94,14 @@ pub(crate) struct Chunk {
 /// weakens it with the release that frees one).
 #[inline(always)]
 fn handoff_acquire() -> Ordering {
-    choose!(
-        Policy::of_registry(),
-        RecordHandoffRelease,
-        Acquire,
-        Relaxed
-    )
+    site!(RecordHandoffRelease, Acquire)
 }
 
 /// The ordering of a load of a chunk pointer, paired with the Release CAS
 /// that published the chunk.
 #[inline(always)]
 fn publish_acquire() -> Ordering {
-    choose!(
-        Policy::of_registry(),
-        RecordPublishRelease,
-        Acquire,
-        Relaxed
-    )
+    site!(RecordPublishRelease, Acquire)
 }
 
 /// Every chunk ever made, oldest first.
@@ -164,7 +154,7 @@ impl Registry {
     /// scan keeps at most one of them, as it reads at most one
     /// (proofs-notes/reclamation.md#reuse). The caller issued a SeqCst fence
     /// after replacing every buffer in `buffers` (`Retired::retire`).
-    fn keep_protected_first<B>(&self, buffers: &mut [*mut B], policy: Policy) -> usize {
+    fn keep_protected_first<B>(&self, buffers: &mut [*mut B], _policy: Policy) -> usize {
         let mut protected = 0;
         // Ordering: Acquire, as in `acquire` (proofs-notes/reclamation.md#records).
         let mut chunk = self.first.load(publish_acquire());
@@ -176,7 +166,7 @@ impl Registry {
                 // record back read its buffers before a free this scan allows.
                 // (The fence before the scan makes every claim made before an
                 // announcement visible here.)
-                let mut in_use = mask.load(choose!(policy, InUseScanAcquire, Acquire, Relaxed));
+                let mut in_use = mask.load(site!(InUseScanAcquire, Acquire));
                 while in_use != 0 {
                     if protected == buffers.len() {
                         return protected; // every one is held: nothing left to look for
@@ -186,12 +176,9 @@ impl Registry {
                     // Ordering: Acquire, pairs with the thief's Release stores of
                     // its slot, so that its reads of a buffer happen before the
                     // free (proofs-notes/reclamation.md#hazard-slots).
-                    let hazard = current.records[index].hazard.load(choose!(
-                        policy,
-                        HazardScanAcquire,
-                        Acquire,
-                        Relaxed
-                    ));
+                    let hazard = current.records[index]
+                        .hazard
+                        .load(site!(HazardScanAcquire, Acquire));
                     if let Some(held) = buffers[protected..]
                         .iter()
                         .position(|&buffer| buffer.cast::<()>() == hazard)
@@ -235,12 +222,7 @@ fn publish_chunk(link: &AtomicPtr<Chunk>, words: usize) -> *mut Chunk {
     // Ordering: Release, so that a thread that loads this pointer reads the
     // chunk's fields as initialised; failure Acquire, as the load of the
     // winner's chunk in `acquire` (proofs-notes/reclamation.md#records).
-    let publish = choose!(
-        Policy::of_registry(),
-        RecordPublishRelease,
-        Release,
-        Relaxed
-    );
+    let publish = site!(RecordPublishRelease, Release);
     // Ordering: as above (proofs-notes/reclamation.md#records).
     match link.compare_exchange(ptr::null_mut(), new, publish, publish_acquire()) {
         Ok(_) => new,
@@ -296,25 +278,23 @@ impl Record {
     /// Announces that this thread may read `buffer`. The caller then issues
     /// the steal's SeqCst fence and loads the buffer pointer again.
     #[inline(always)]
-    fn protect(&self, buffer: *mut (), policy: Policy) {
+    fn protect(&self, buffer: *mut (), _policy: Policy) {
         // Ordering: Release, so that an owner whose scan reads this value
         // also sees this thread's earlier reads of buffers as done; the
         // steal's SeqCst fence after it orders it before the thief's second
         // load of the pointer (proofs-notes/reclamation.md#hazard-slots).
-        let ordering = choose!(policy, HazardProtectRelease, Release, Relaxed);
-        // Ordering: as above (proofs-notes/reclamation.md#hazard-slots).
-        self.hazard.store(buffer, ordering);
+        self.hazard
+            .store(buffer, site!(HazardProtectRelease, Release));
     }
 
     /// This thread no longer reads any buffer through this record.
     #[inline(always)]
-    fn clear(&self, policy: Policy) {
+    fn clear(&self, _policy: Policy) {
         // Ordering: Release, so that the reads of the buffer happen before
         // the owner's free once its scan reads null
         // (proofs-notes/reclamation.md#hazard-slots).
-        let ordering = choose!(policy, HazardClearRelease, Release, Relaxed);
-        // Ordering: as above (proofs-notes/reclamation.md#hazard-slots).
-        self.hazard.store(ptr::null_mut(), ordering);
+        self.hazard
+            .store(ptr::null_mut(), site!(HazardClearRelease, Release));
         self.protecting.set(false);
     }
 }
@@ -403,12 +383,7 @@ impl Drop for OwnedRecord {
         record.protecting.set(false);
         // Ordering: Release, pairs with the Acquire of the next holder's
         // claim and of the owners' scans (proofs-notes/reclamation.md#records).
-        let release = choose!(
-            Policy::of_registry(),
-            RecordHandoffRelease,
-            Release,
-            Relaxed
-        );
+        let release = site!(RecordHandoffRelease, Release);
         let (word, bit) = (self.index / RECORDS_PER_WORD, self.index % RECORDS_PER_WORD);
         // Ordering: as above (proofs-notes/reclamation.md#records).
         self.chunk.in_use[word].fetch_and(!(1u64 << bit), release);
@@ -665,7 +640,7 @@ impl<T> Retired<T> {
         // pointer and the loads of the hazard slots; paired with the
         // thief's fence between its hazard store and its second pointer
         // load (proofs-notes/reclamation.md#hazard-slots).
-        fence_if(choose!(policy, RetireFence, Some(SeqCst), None));
+        site!(RetireFence, fence(SeqCst));
         let registry = crate::sync::registry();
         let spares = &mut self.spares;
         spares.retain(|&spare| {
@@ -774,9 +749,9 @@ mod tests {
         // The last record of the third chunk (its fourth word) holds buffer 3.
         let holder = held.last().expect("records");
         // SAFETY: the record is held by `holder`, alive until the end.
-        unsafe { &*holder.record() }.protect(buffers[2].cast(), Policy::of_registry());
+        unsafe { &*holder.record() }.protect(buffers[2].cast(), Policy::default());
         assert_eq!(
-            registry.keep_protected_first(&mut buffers, Policy::of_registry()),
+            registry.keep_protected_first(&mut buffers, Policy::default()),
             1
         );
         assert_eq!(buffers[0], third, "the held buffer comes first");

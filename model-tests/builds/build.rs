@@ -39,6 +39,9 @@ struct Record {
     variant: String,
     change: String,
     patches: Vec<Patch>,
+    /// An ordering mutant's weakening: at each `site!(Variant, correct)`
+    /// of its variant, `correct` becomes the paired text.
+    weakens: Vec<(String, String)>,
 }
 
 /// A logic mutant's change to the source: in `file` (under `deque/src`),
@@ -46,7 +49,7 @@ struct Record {
 /// line, replaced in place; a `find` written as a block (`find: |`) is whole
 /// lines, compared without their indentation, and replaced by the lines of
 /// `with` at the indentation of the first.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Patch {
     file: String,
     find: String,
@@ -80,6 +83,7 @@ fn read_table() -> Vec<Record> {
                 variant: String::new(),
                 change: String::new(),
                 patches: Vec::new(),
+                weakens: Vec::new(),
             });
             key.clear();
             continue;
@@ -115,6 +119,7 @@ fn read_table() -> Vec<Record> {
             match field {
                 "variant" => record.variant = value.to_string(),
                 "change" => record.change = value.to_string(),
+                "weakens" => record.weakens = weakenings(&record.name, value),
                 "patch" => record.patches.push(Patch {
                     file: value.to_string(),
                     ..Patch::default()
@@ -217,6 +222,79 @@ fn capitalised(text: &str) -> String {
     }
 }
 
+/// Parses a `weakens:` value: `` `correct` to `weakened` `` pairs,
+/// separated by commas (`` `()` `` for a fence removed).
+fn weakenings(mutant: &str, value: &str) -> Vec<(String, String)> {
+    value
+        .split(", ")
+        .map(|pair| {
+            let spans: Vec<&str> = pair.split('`').collect();
+            match spans.as_slice() {
+                ["", correct, " to ", weakened, ""] => (correct.to_string(), weakened.to_string()),
+                _ => {
+                    panic!("mutant {mutant}: `weakens:` pairs are `correct` to `weakened`: {pair}")
+                }
+            }
+        })
+        .collect()
+}
+
+/// The ordering sites of one file: every `site!(Variant, correct)` outside
+/// comments, each on one line, as (variant, site, the whole `site!(..)`
+/// text, `correct`).
+fn ordering_sites(file: &str, text: &str) -> Vec<(String, Site, String, String)> {
+    let mut sites = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let code = match line.find("//") {
+            Some(comment) => &line[..comment],
+            None => line,
+        };
+        if code.trim_start().starts_with("macro_rules!") || code.contains("($site:ident") {
+            continue;
+        }
+        for (at, _) in code.match_indices("site!(") {
+            let open = at + "site!".len();
+            let mut depth = 0;
+            let close = code[open..]
+                .char_indices()
+                .find_map(|(offset, c)| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(open + offset);
+                            }
+                        }
+                        _ => {}
+                    }
+                    None
+                })
+                .unwrap_or_else(|| {
+                    panic!(
+                        "deque/src/{file}:{}: a `site!(` must close on its line",
+                        index + 1
+                    )
+                });
+            let inside = &code[open + 1..close];
+            let (variant, correct) = inside.split_once(',').unwrap_or_else(|| {
+                panic!("deque/src/{file}:{}: `site!(Variant, correct)`", index + 1)
+            });
+            sites.push((
+                variant.trim().to_string(),
+                Site {
+                    first: index,
+                    last: index,
+                    piece_at: Some(at),
+                },
+                code[at..=close].to_string(),
+                correct.trim().to_string(),
+            ));
+        }
+    }
+    sites
+}
+
 /// Writes `$OUT_DIR/src/`: every file of `deque/src`, with the logic
 /// mutants' patches applied (see the module's documentation), and a
 /// `lib.rs` that `model-tests/builds/patched.rs` includes.
@@ -246,15 +324,66 @@ fn generate_patched_source(records: &[Record]) {
             record.name
         );
     }
+    let mut weakened_somewhere: Vec<&str> = Vec::new();
     for (name, text) in &mut files {
-        let patches: Vec<(&Record, &Patch)> = records
+        let mut patches: Vec<Change> = records
             .iter()
-            .flat_map(|record| record.patches.iter().map(move |patch| (record, patch)))
-            .filter(|(_, patch)| &patch.file == name)
+            .flat_map(|record| {
+                record.patches.iter().map(move |patch| Change {
+                    record,
+                    patch: patch.clone(),
+                    site: None,
+                })
+            })
+            .filter(|change| &change.patch.file == name)
             .collect();
+        for (variant, site, whole, correct) in ordering_sites(name, text) {
+            let record = records
+                .iter()
+                .find(|record| record.variant == variant)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "deque/src/{name}:{}: no mutant has the variant {variant}",
+                        site.first + 1
+                    )
+                });
+            // A site inside another site's `correct` counts as its own correct value.
+            let plain = nested_sites_as_correct(&correct);
+            let weakened = record
+                .weakens
+                .iter()
+                .find(|(from, _)| *from == plain)
+                .map(|(_, to)| to.clone())
+                .unwrap_or_else(|| {
+                    panic!(
+                        "deque/src/{name}:{}: mutant {} has no `weakens:` pair for `{plain}`",
+                        site.first + 1,
+                        record.name
+                    )
+                });
+            weakened_somewhere.push(&record.name);
+            patches.push(Change {
+                record,
+                patch: Patch {
+                    file: name.clone(),
+                    find: whole,
+                    find_is_block: false,
+                    with: weakened,
+                },
+                site: Some(site),
+            });
+        }
         if !patches.is_empty() {
             *text = patch_file(name, text, &patches);
         }
+    }
+    for record in records {
+        assert!(
+            record.weakens.is_empty() || weakened_somewhere.contains(&record.name.as_str()),
+            "mutant {}: `weakens:` but no `site!({}, ..)` in deque/src",
+            record.name,
+            record.variant
+        );
     }
     let lib = files.get_mut("lib.rs").expect("deque/src/lib.rs");
     *lib = as_included_root(lib, &target_dir);
@@ -294,8 +423,45 @@ fn as_included_root(lib: &str, target_dir: &Path) -> String {
     out
 }
 
+/// One change of a mutant build's source: a logic mutant's patch (found by
+/// its text), or an ordering mutant's weakening of one site (found by the
+/// scan of the `site!`s).
+struct Change<'a> {
+    record: &'a Record,
+    patch: Patch,
+    site: Option<Site>,
+}
+
+/// `correct` with every `site!(Variant, value)` in it replaced by `value`.
+fn nested_sites_as_correct(correct: &str) -> String {
+    let mut text = correct.to_string();
+    while let Some(at) = text.find("site!(") {
+        let comma = at + text[at..].find(',').expect("site!(Variant, value)");
+        let mut depth = 0;
+        let mut close = None;
+        for (offset, c) in text[at + 5..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(at + 5 + offset);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let close = close.expect("a closed site!");
+        let value = text[comma + 1..close].trim().to_string();
+        text.replace_range(at..=close, &value);
+    }
+    text
+}
+
 /// Where a patch applies: the lines `first..=last` of the file; for a
 /// one-line `find`, the byte offset of the piece in line `first`.
+#[derive(Clone)]
 struct Site {
     first: usize,
     last: usize,
@@ -362,13 +528,18 @@ struct Function {
     /// takes the policy as its `policy` argument.
     receiver: &'static str,
     returns_through_unsafe: bool,
+    /// The name of its `Policy` parameter, if it has one.
+    policy_argument: Option<String>,
+    /// For a method of a trait impl: the header of an inherent impl of the
+    /// same type, and the line that closes the trait impl.
+    in_trait_impl: Option<(String, usize)>,
 }
 
 fn indentation(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
-fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
+fn enclosing_function(file: &str, lines: &[&str], site: usize, ordering: bool) -> Function {
     let fn_name = |line: &str| -> Option<String> {
         let code = line.trim_start();
         let code = code
@@ -420,9 +591,13 @@ fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
             arguments.push(pattern.to_string());
         }
     }
+    let policy_argument = split_top_level(&parameters).iter().find_map(|parameter| {
+        let (pattern, kind) = parameter.split_once(':')?;
+        (kind.trim() == "Policy").then(|| pattern.trim().to_string())
+    });
     let takes_policy = arguments.iter().any(|argument| argument == "policy");
     assert!(
-        takes_self || takes_policy,
+        ordering || takes_self || takes_policy,
         "deque/src/{file}: a logic mutant's patch must be in a method, or in an associated \
          function with a `policy` argument (fn {name} has neither): the copy is chosen by the \
          deque's policy"
@@ -433,9 +608,42 @@ fn enclosing_function(file: &str, lines: &[&str], site: usize) -> Function {
         body,
         end,
         arguments: arguments.join(", "),
-        receiver: if takes_self { "self." } else { "Self::" },
+        receiver: if takes_self {
+            "self."
+        } else if indentation(lines[start]) == 0 {
+            ""
+        } else {
+            "Self::"
+        },
         returns_through_unsafe: lines[start].contains("unsafe fn"),
+        policy_argument,
+        in_trait_impl: trait_impl_around(lines, start),
     }
+}
+
+/// For a method of `impl<..> Trait for Type<..> {`: `impl<..> Type<..> {`
+/// and the line of the `}` that closes the trait impl.
+fn trait_impl_around(lines: &[&str], function_start: usize) -> Option<(String, usize)> {
+    let fn_indent = indentation(lines[function_start]);
+    if fn_indent == 0 {
+        return None;
+    }
+    let header = (0..function_start).rev().find(|&index| {
+        indentation(lines[index]) == fn_indent - 4 && lines[index].trim_start().starts_with("impl")
+    })?;
+    let code = lines[header].trim();
+    let (before, type_part) = code.split_once(" for ")?;
+    let generics = before.strip_prefix("impl").unwrap_or("");
+    let generics = match generics.find('<') {
+        Some(open) if generics.trim_start().starts_with('<') => {
+            let close = generics.rfind('>').expect("closed generics");
+            generics[open..=close].to_string()
+        }
+        _ => String::new(),
+    };
+    let closing = format!("{}}}", " ".repeat(fn_indent - 4));
+    let end = (function_start..lines.len()).find(|&index| lines[index].trim_end() == closing)?;
+    Some((format!("impl{generics} {type_part}"), end))
 }
 
 /// The text between the first `(` (after any generics) and its match.
@@ -493,7 +701,7 @@ fn snake_case(variant: &str) -> String {
 
 /// One mutant's copy of one function: the function, the mutant, and the
 /// sites of its patches there.
-type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>);
+type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>, bool);
 
 /// Applies one file's patches: for each (mutant, function) a copy of the
 /// function with that mutant's patches, named `{name}_as_{mutant}`, placed
@@ -501,7 +709,7 @@ type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>);
 /// copy when the deque's policy carries that mutant (`self.inner.policy`
 /// on a worker or stealer, `self.policy` on the injector, the registry's
 /// policy in the hazard records).
-fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
+fn patch_file(file: &str, text: &str, patches: &[Change]) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let policy = match file {
         "injector.rs" => "self.policy",
@@ -511,30 +719,37 @@ fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
     };
     // (function start, variant) -> (function, record, its sites there)
     let mut copies: BTreeMap<(usize, String), FunctionCopy> = BTreeMap::new();
-    for &(record, patch) in patches {
-        let site = locate(file, &lines, record, patch);
-        let function = enclosing_function(file, &lines, site.first);
+    for change in patches {
+        let (record, patch) = (change.record, &change.patch);
+        let ordering = change.site.is_some();
+        let site = match &change.site {
+            Some(site) => site.clone(),
+            None => locate(file, &lines, record, patch),
+        };
+        let function = enclosing_function(file, &lines, site.first, ordering);
         copies
             .entry((function.start, record.variant.clone()))
-            .or_insert_with(|| (function, record, Vec::new()))
+            .or_insert_with(|| (function, record, Vec::new(), ordering))
             .2
             .push((site, patch));
     }
     // What goes after a line of the original: dispatches after the line
     // that opens a body, copies after the line that closes it.
     let mut after: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (function, record, sites) in copies.values() {
+    for (function, record, sites, ordering) in copies.values() {
+        let kind = if *ordering { "ordering" } else { "logic" };
         let suffix = format!("_as_{}", snake_case(&record.variant));
         let indent = " ".repeat(indentation(lines[function.start]) + 4);
         let call = format!(
             "{}{}{suffix}({})",
             function.receiver, function.name, function.arguments
         );
-        // An associated function is told its policy by its argument.
-        let policy = if function.receiver == "Self::" {
-            "policy"
-        } else {
-            policy
+        // An associated function is told its policy by its argument; so is
+        // any function with an ordering site that takes one (a hazard
+        // record is told its steal's deque's policy).
+        let policy = match &function.policy_argument {
+            Some(argument) if *ordering || function.receiver == "Self::" => argument.as_str(),
+            _ => policy,
         };
         let call = if function.returns_through_unsafe {
             format!("unsafe {{ {call} }}")
@@ -543,7 +758,7 @@ fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
         };
         after.entry(function.body).or_default().push(format!(
             "{indent}if {policy}.mutant == Some(crate::policy::Mutant::{}) {{\n\
-             {indent}    return {call}; // the logic mutant {}, model-tests/mutants.md\n\
+             {indent}    return {call}; // the {kind} mutant {}, model-tests/mutants.md\n\
              {indent}}}",
             record.variant, record.name
         ));
@@ -570,7 +785,7 @@ fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
         // Apply the sites from the last to the first, so that the earlier
         // ones keep their line numbers.
         let mut sites: Vec<&(Site, &Patch)> = sites.iter().collect();
-        sites.sort_by_key(|(site, _)| std::cmp::Reverse(site.first));
+        sites.sort_by_key(|(site, _)| std::cmp::Reverse((site.first, site.piece_at)));
         for (site, patch) in sites {
             let first = site.first - function.start;
             let last = site.last - function.start;
@@ -596,15 +811,26 @@ fn patch_file(file: &str, text: &str, patches: &[(&Record, &Patch)]) -> String {
             }
         }
         let mut block = vec![format!(
-            "{}#[allow(unreachable_code, unused, clippy::all)] // the logic mutant {}",
+            "{}#[allow(unreachable_code, unused, clippy::all)] // the {kind} mutant {}",
             " ".repeat(indentation(lines[function.start])),
             record.name
         )];
         block.extend(copy);
-        after
-            .entry(function.end)
-            .or_default()
-            .push(block.join("\n"));
+        match &function.in_trait_impl {
+            // A trait's impl takes no other methods: the copy goes into an
+            // inherent impl of the same type after it.
+            Some((inherent_header, impl_end)) => {
+                let indent = " ".repeat(indentation(lines[function.start]) - 4);
+                after.entry(*impl_end).or_default().push(format!(
+                    "{indent}{inherent_header}\n{}\n{indent}}}",
+                    block.join("\n")
+                ));
+            }
+            None => after
+                .entry(function.end)
+                .or_default()
+                .push(block.join("\n")),
+        }
     }
     let mut out = String::new();
     for (index, line) in lines.iter().enumerate() {
