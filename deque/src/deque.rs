@@ -578,7 +578,8 @@ impl<T> Stealer<T> {
     // The empty look is inlined into the caller and the rest is not: a
     // scheduler that pops and then steals from its own deque (rayon's
     // `take_local_job`) otherwise pays for the whole steal's registers on
-    // every pop (docs/benchmarks.md, "The steal out of line").
+    // every pop (CHANGELOG.md, "The steal's body out of line";
+    // docs/benchmarks.md#rayon-on-chase-lev measures it).
     #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
         match self.look_for_a_task() {

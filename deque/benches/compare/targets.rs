@@ -334,7 +334,7 @@ pub fn print_targets_table(
         // Not a target: the producer row's race with single steals, which
         // claim one task per CAS in every deque, so that the batch's claim
         // per task from a LIFO worker (the row above) shows apart
-        // (docs/benchmarks.md#two-bounds-for-the-rows-not-met).
+        // (docs/benchmarks.md#the-rows-not-met).
         let [mine, st3, crossbeam] = fastest("1 producer + 3 thieves, one by one");
         rows.push([
             "same, thieves stealing one by one (ns/task)".into(),
