@@ -1,4 +1,4 @@
-//! Issue 17's targets table: every row of the issue, with the figure this run
+//! The targets table: every target row, with the figure this run
 //! (or `deque/benches/callgrind.sh`) measured, its ratio and "met" or "not
 //! met". Locked instructions come from the callgrind script's file (exact
 //! counts; the bench itself cannot count them), times from this run: the
@@ -422,7 +422,9 @@ pub fn print_targets_table(
     }
 
     println!();
-    println!("Issue 17's targets. Locked instructions (x86 lock-prefixed instructions, xchg with memory,");
+    println!(
+        "The targets table. Locked instructions (x86 lock-prefixed instructions, xchg with memory,"
+    );
     if locked.is_empty() {
         println!(
             "mfence) from {}: missing, run deque/benches/callgrind.sh first;",
