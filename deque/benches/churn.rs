@@ -6,8 +6,9 @@
 //! steal.
 //!
 //! `cargo bench -p chase-lev-bench --bench churn`. Budget, by environment
-//! variable (the defaults are the targets; CI runs it as a smoke test
-//! with, say, `CHURN_THREADS=64 CHURN_WAVES_TOTAL=256 CHURN_ROUNDS=7`):
+//! variable (the defaults are the sizes its targets are stated for; CI runs
+//! it as a smoke test with, say, `CHURN_THREADS=64 CHURN_WAVES_TOTAL=256
+//! CHURN_ROUNDS=7`):
 //! - `CHURN_THREADS`: threads alive at once in the first burst (8,192);
 //! - `CHURN_WAVES_TOTAL`: threads of the second burst (100,000);
 //! - `CHURN_WAVE`: threads alive at once in the second burst (64);

@@ -22,8 +22,9 @@
 #
 # Both builds fix their code alignment (functions at 64 bytes, blocks that
 # are jumped to at 32), so that where the linker happens to put the hot loops
-# moves the two binaries less: the control row, the same serial code in both,
-# drifted up to 1.13x without it. Set RUSTFLAGS to build otherwise.
+# moves the two binaries less: without it the control row, the same serial
+# code in both, drifted further (docs/benchmarks.md#rayon-on-chase-lev).
+# Set RUSTFLAGS to build otherwise.
 #
 # With RAYON_CALLGRIND=1 (needs valgrind), each build also runs each
 # workload once on one thread (RAYON_NUM_THREADS=1) under callgrind: the

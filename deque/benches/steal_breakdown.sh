@@ -10,8 +10,7 @@
 # $target_dir/steal-breakdown/<deque>.<case>.txt, callgrind_annotate's
 # per-source-line view (--auto=yes) to <deque>.<case>.annotate.txt, the
 # profiles themselves to <deque>.<case>.callgrind; the summary to stdout.
-# docs/benchmarks.md ("The steal, instruction by instruction") groups the
-# listings' lines into the steal's components.
+# docs/benchmarks.md#the-steal-instruction-by-instruction says how to read them.
 #
 # Usage: deque/benches/steal_breakdown.sh
 # Uses $CARGO_TARGET_DIR (default: target/ of the workspace). About 30 s.

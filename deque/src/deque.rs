@@ -31,7 +31,8 @@
 //! (shrink.rs), the slots (buffer.rs), the hazard slots and retired buffers
 //! (reclamation.rs), the std/loom/shuttle shim (sync.rs), the mutants
 //! (policy.rs) and the mutant builds' event log (trace.rs, recorded by the
-//! shim's atomics and the buffer's slots, not here).
+//! shim's atomics and the buffer's slots; here only the free of the last
+//! buffer, in `FreeOnDrop::drop`).
 //!
 //! Invariants (proofs-notes/linearizability.md#invariants):
 //! - `top` and `bottom` only grow, except that the LIFO owner's pop lowers
@@ -369,11 +370,10 @@ impl<T> Worker<T> {
     /// ```
     // `inline(always)`, here and on `pop_bottom`: with both flavours and the
     // shrink bookkeeping, `pop` sits at LLVM's inlining threshold, and a call
-    // costs the owner paths about 2 instructions per operation
-    // (deque/benches/callgrind.sh with `#[inline]`: push-1k-then-pop-1k
-    // 27.4, push;pop pairs 29.1; with `inline(always)`: 25.6 and 27.1) and
-    // the example pool's `join` 14 (deque/benches/join_overhead.sh: 110.4
-    // with `pop_bottom` called out of line, 96.4 inlined).
+    // costs the owner paths and the example pool's `join` instructions on
+    // every pop (compare with `#[inline]`:
+    // docs/benchmarks.md#instructions-per-operation and
+    // docs/benchmarks.md#the-cost-of-one-join).
     #[inline(always)]
     pub fn pop(&self) -> Option<T> {
         let popped = match self.inner.flavor {
@@ -550,7 +550,8 @@ impl<T> Stealer<T> {
     // The empty look is inlined into the caller and the rest is not: a
     // scheduler that pops and then steals from its own deque (rayon's
     // `take_local_job`) otherwise pays for the whole steal's registers on
-    // every pop (docs/benchmarks.md, "The steal out of line").
+    // every pop (CHANGELOG.md, "The steal's body out of line";
+    // docs/benchmarks.md#rayon-on-chase-lev measures it).
     #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
         match self.look_for_a_task() {

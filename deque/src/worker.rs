@@ -20,7 +20,8 @@ use crate::sync::{Arc, Ordering::Relaxed};
 /// deque that is pushed and popped around empty moves its indices on by one
 /// per last-task pop and changes buffers once per lap (reusing a retired
 /// buffer, without allocating: proofs-notes/reclamation.md#reuse). At 256
-/// slots that is under 2 instructions per operation (deque/benches/callgrind.sh).
+/// slots the buffer change, once per 256 such pops, adds little to each
+/// operation (docs/benchmarks.md#instructions-per-operation).
 #[cfg(not(chase_lev_loom))]
 const DEFAULT_CAPACITY: usize = 256;
 
@@ -81,7 +82,7 @@ pub struct Worker<T> {
     /// of the capacity, or 0 (never) when the buffer cannot shrink (bounded,
     /// or at its minimum size). Recomputed at each resize, so that the common
     /// pop pays one comparison instead of re-deriving it from the buffer
-    /// (deque/benches/callgrind.sh: 4 instructions per pop).
+    /// (docs/benchmarks.md#instructions-per-operation).
     pub(crate) shrink_below: Cell<i64>,
     /// Not `Sync`: the owner's operations assume a single thread.
     _not_sync: PhantomData<Cell<()>>,

@@ -1,8 +1,8 @@
-//! The process around the deque, as a hostile user's program makes it (issue
-//! 24, item 6): steals nested in the allocator and in a panic hook, threads
-//! created and ended in waves, steals from the thread-local destructors of
-//! many threads at once, a thief stalled inside a steal for as long as the
-//! owner likes, and the memory left after all of them.
+//! The process around the deque, as a hostile user's program makes it:
+//! steals nested in the allocator and in a panic hook, threads created and
+//! ended in waves, steals from the thread-local destructors of many threads
+//! at once, a thief stalled inside a steal for as long as the owner likes,
+//! and the memory left after all of them.
 //!
 //! This binary's global allocator ([`Environment`]) does three things:
 //! - it counts the bytes alive ([`live`]), for the memory checks;

@@ -1,5 +1,5 @@
-//! Issue 24, item 1: a steal nested inside another steal on the same thread
-//! must not clear the outer steal's protection.
+//! A steal nested inside another steal on the same thread must not clear the
+//! outer steal's protection.
 //!
 //! A batch steal validates the victim's buffer, then makes room in its
 //! destination (`Worker::reserve`, deque/src/batch.rs), which may grow the
@@ -193,8 +193,8 @@ fn nested_steal_during_a_batch_steal(fifo: bool) {
     );
 }
 
-/// The issue's program: a FIFO victim, whose batch is claimed by one CAS
-/// after the copy out of the old buffer.
+/// The program that showed the fault: a FIFO victim, whose batch is claimed
+/// by one CAS after the copy out of the old buffer.
 #[test]
 fn a_steal_nested_in_the_allocator_keeps_a_fifo_batch_steals_buffer() {
     nested_steal_during_a_batch_steal(true);

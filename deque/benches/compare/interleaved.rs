@@ -3,8 +3,8 @@
 //! each keeps its fastest round. Another job can only add time to a round, so
 //! the minimum over many short rounds, taken at interleaved moments, compares
 //! the deques under the same conditions. Criterion measures one deque after
-//! the other, and its medians moved by tens of percent between runs here
-//! (crossbeam-deque's single steal: 8.7 ns in one run, 15.0 in the next).
+//! the other, and its medians moved far between runs here
+//! (docs/benchmarks.md#the-compare-bench-and-the-targets-table).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -3,8 +3,8 @@
 //! few rounds each, turn after turn, so that a burst of load from another
 //! process on this shared machine falls on all of them alike; each deque
 //! keeps its fastest round. Criterion measures one deque after the other,
-//! and there one run's median of st3's "steal, owner idle" was 865 ns per
-//! task against 13 ns in other runs.
+//! and there one burst of load can move one deque's median many times over
+//! (docs/benchmarks.md#the-compare-bench-and-the-targets-table).
 //!
 //! The minimum is the figure the targets table uses. Beside it the table
 //! prints the median of the same rounds, and the share of the fastest

@@ -84,8 +84,8 @@ fn read_figures(new: &Path, since: SystemTime) -> Option<((String, String), Figu
     Some((key, Figures { median, best }))
 }
 
-/// Each group, with issue 7's target as the largest chase-lev/st3 and
-/// chase-lev/crossbeam ratios that meet it (`None`: no target).
+/// Each group, with the ratio table's target as the largest chase-lev/st3
+/// and chase-lev/crossbeam ratios that meet it (`None`: no target).
 const GROUPS: [(&str, Option<f64>, Option<f64>); 10] = [
     ("owner push 1k then pop 1k", Some(1.0), None),
     ("owner push 1M then pop 1M", Some(1.2), None),
@@ -99,7 +99,7 @@ const GROUPS: [(&str, Option<f64>, Option<f64>); 10] = [
     ("1 producer + 3 thieves", None, None),
 ];
 
-/// Issue 7's targets for `group`: the largest chase-lev/st3 and
+/// The ratio table's targets for `group`: the largest chase-lev/st3 and
 /// chase-lev/crossbeam ratios that meet them.
 pub fn target(group: &str) -> (Option<f64>, Option<f64>) {
     GROUPS
@@ -151,7 +151,7 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
     println!("rows and the same-thread steals are thread CPU time, the rows with thieves wall-clock time;");
     println!("median of criterion's samples; 'best' divides the fastest samples; below 1 means chase-lev is faster;");
     println!(
-        "'met': issue 7's targets on the median ratios: owner paths <= st3 (1M: <= 1.2 x st3),"
+        "'met': the ratio table's targets on the median ratios: owner paths <= st3 (1M: <= 1.2 x st3),"
     );
     println!("steals <= st3 and <= crossbeam / 1.5):");
     const WIDTHS: [usize; 11] = [27, 9, 7, 9, 6, 13, 19, 11, 17, 8, 14];

@@ -1,4 +1,4 @@
-//! Issue 17's targets table: every row of the issue, with the figure this run
+//! The targets table: every target row, with the figure this run
 //! (or `deque/benches/callgrind.sh`) measured, its ratio and "met" or "not
 //! met". Locked instructions come from the callgrind script's file (exact
 //! counts; the bench itself cannot count them), times from this run: the
@@ -334,7 +334,7 @@ pub fn print_targets_table(
         // Not a target: the producer row's race with single steals, which
         // claim one task per CAS in every deque, so that the batch's claim
         // per task from a LIFO worker (the row above) shows apart
-        // (docs/benchmarks.md#two-bounds-for-the-rows-not-met).
+        // (docs/benchmarks.md#the-rows-not-met).
         let [mine, st3, crossbeam] = fastest("1 producer + 3 thieves, one by one");
         rows.push([
             "same, thieves stealing one by one (ns/task)".into(),
@@ -422,7 +422,9 @@ pub fn print_targets_table(
     }
 
     println!();
-    println!("Issue 17's targets. Locked instructions (x86 lock-prefixed instructions, xchg with memory,");
+    println!(
+        "The targets table. Locked instructions (x86 lock-prefixed instructions, xchg with memory,"
+    );
     if locked.is_empty() {
         println!(
             "mfence) from {}: missing, run deque/benches/callgrind.sh first;",
