@@ -9,7 +9,7 @@ use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::{add_index, held_buffer, Flavor};
 use crate::policy::{site, RELAXED_UNLESS_TSAN};
 use crate::reclamation::Hazard;
-use crate::steal::{success_or_return, Steal};
+use crate::steal::Steal;
 use crate::stealer::Stealer;
 use crate::sync::{
     fence, Arc,
@@ -161,9 +161,19 @@ impl<T> Stealer<T> {
         let Some(top) = self.look_for_a_task() else {
             return Steal::Empty;
         };
-        let hazard = self.announce_buffer();
+        let mut hazard = self.announce_buffer();
         let bottom = self.fence_then_bottom();
-        let (buffer, bottom) = success_or_return!(self.announced_buffer(&hazard, top, bottom));
+        if top >= bottom {
+            return Steal::Empty;
+        }
+        let Some((buffer, bottom)) = self.announced_buffer(&mut hazard, top, bottom) else {
+            return Steal::Empty;
+        };
+        let buffer = held_buffer(&hazard, buffer);
+        if !buffer.covers(top) {
+            // `top` has moved on: a lost race, as in `steal_from`.
+            return Steal::Retry;
+        }
         let first = Snapshot {
             top,
             bottom,
@@ -319,7 +329,12 @@ impl<T> Stealer<T> {
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             return Steal::Retry;
         }
-        held_buffer(hazard, buffer, top).map(|buffer| Snapshot {
+        let buffer = held_buffer(hazard, buffer);
+        if !buffer.covers(top) {
+            // `top` has moved on: a lost race, as in `steal_from`.
+            return Steal::Retry;
+        }
+        Steal::Success(Snapshot {
             top,
             bottom,
             buffer,

@@ -50,7 +50,7 @@ use crate::buffer::Buffer;
 use crate::policy::{site, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, HazardSlot, Retired};
 use crate::shrink::shrink_threshold;
-use crate::steal::{success_or_return, Steal};
+use crate::steal::Steal;
 use crate::stealer::Stealer;
 use crate::sync::{
     fence, AtomicI64, AtomicPtr, Named,
@@ -565,9 +565,21 @@ impl<T> Stealer<T> {
     /// the buffer checked, the slot read, the CAS.
     #[inline(never)]
     fn steal_from(&self, top: i64) -> Steal<T> {
-        let hazard = self.announce_buffer();
+        let mut hazard = self.announce_buffer();
         let bottom = self.fence_then_bottom();
-        let (buffer, _) = success_or_return!(self.announced_buffer(&hazard, top, bottom));
+        if top >= bottom {
+            return emptied_meanwhile(hazard);
+        }
+        let Some((buffer, _)) = self.announced_buffer(&mut hazard, top, bottom) else {
+            return Steal::Empty;
+        };
+        let buffer = held_buffer(&hazard, buffer);
+        if !buffer.covers(top) {
+            // The owner has moved to a buffer whose lap starts past `top`:
+            // `top` has moved on and the CAS would fail, a lost race
+            // (proofs-notes/reclamation.md#no-wrap).
+            return Steal::Retry;
+        }
         // Read before the CAS, as Lê et al. do: once the CAS is won the
         // owner may retire the buffer or reuse the index.
         // SAFETY: `top` is in the buffer's lap (`announced_buffer`), and no
@@ -610,25 +622,24 @@ impl<T> Stealer<T> {
         Hazard::protect(inner.buffer.load(Relaxed).cast(), inner.policy)
     }
 
-    /// After the fence: the buffer to read from `top` on, which must be the
-    /// one `hazard` announced before the fence, with the `bottom` seen after
-    /// the last fence. `Empty` if the deque looked empty after a fence,
-    /// `Retry` if the buffer's lap starts past `top` (`top` has moved on).
+    /// After the fence, with a task seen below `bottom`: the buffer to read
+    /// from `top` on, which must be the one `hazard` announced before the
+    /// fence, with the `bottom` seen after the last fence; `None` if the
+    /// owner replaced the buffer and the deque then looked empty. (A raw
+    /// pointer, which [`held_buffer`] makes a reference: an `Option` of a
+    /// reference would cost the steal a test for null.)
     ///
     /// The buffer is the pointer as loaded after the fence, not the
     /// announced copy: the two are equal, but if the announced buffer was
     /// freed and a new one took its address, only the fresh load points
     /// into the live allocation.
     #[inline(always)]
-    pub(crate) fn announced_buffer<'h>(
+    pub(crate) fn announced_buffer(
         &self,
-        hazard: &'h Hazard,
+        hazard: &mut Hazard,
         top: i64,
         mut bottom: i64,
-    ) -> Steal<(&'h Buffer<T>, i64)> {
-        if top >= bottom {
-            return Steal::Empty;
-        }
+    ) -> Option<(*mut Buffer<T>, i64)> {
         let inner = &*self.inner;
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
@@ -637,10 +648,10 @@ impl<T> Stealer<T> {
             (buffer, bottom) = self.protect_again(hazard.slot(), buffer, top);
             hazard.announced(buffer.cast());
             if top >= bottom {
-                return Steal::Empty;
+                return None;
             }
         }
-        held_buffer(hazard, buffer, top).map(|buffer| (buffer, bottom))
+        Some((buffer, bottom))
     }
 
     /// The owner replaced the buffer after the announcement: announce the
@@ -724,27 +735,25 @@ impl<T> Stealer<T> {
     }
 }
 
-/// The buffer check of a steal: `buffer`, loaded after the fence that
-/// followed `hazard`'s announcement of it, if its lap holds `top`; `Retry` if
-/// the owner has moved to a buffer whose lap starts past `top` (`top` has
-/// moved on and the CAS would fail, a lost race:
-/// proofs-notes/reclamation.md#no-wrap).
+/// `buffer`, loaded after the fence that followed `hazard`'s announcement
+/// of it, as a reference that lives as long as the hazard.
 #[inline(always)]
-pub(crate) fn held_buffer<T>(
-    _hazard: &Hazard,
-    buffer: *mut Buffer<T>,
-    top: i64,
-) -> Steal<&Buffer<T>> {
+pub(crate) fn held_buffer<T>(_hazard: &Hazard, buffer: *mut Buffer<T>) -> &Buffer<T> {
     // SAFETY: this thread's hazard slot held this address before a fence
     // after which the deque's buffer pointer still was this one, so the
     // owner will not free it while `_hazard` lives
     // (proofs-notes/reclamation.md#hazard-slots).
-    let buffer = unsafe { &*buffer };
-    if buffer.covers(top) {
-        Steal::Success(buffer)
-    } else {
-        Steal::Retry
-    }
+    unsafe { &*buffer }
+}
+
+/// A steal whose look showed a task but whose `bottom` after the fence
+/// shows none: the owner or another thief took it meanwhile. Out of line
+/// (the hazard ends here), so that the common steal's exits stay apart.
+#[cold]
+#[inline(never)]
+fn emptied_meanwhile<T>(hazard: Hazard) -> Steal<T> {
+    drop(hazard);
+    Steal::Empty
 }
 
 // --------------------------------------------------------------- indices --

@@ -457,9 +457,7 @@ pub(crate) struct Hazard {
     /// the `OwnedRecord` itself, so that a hazard is plain words a steal
     /// keeps in registers.
     borrowed: *const Chunk,
-    /// The buffer announced (a cell: a re-announcement goes through a
-    /// shared hazard, which a steal lends its buffer reference from).
-    buffer: Cell<*mut ()>,
+    buffer: *mut (),
     policy: Policy,
 }
 
@@ -482,7 +480,7 @@ impl Hazard {
         Hazard {
             record,
             borrowed,
-            buffer: Cell::new(buffer),
+            buffer,
             policy,
         }
     }
@@ -499,15 +497,15 @@ impl Hazard {
 
     /// Records that `buffer` is now announced (through [`Hazard::slot`]).
     #[inline(always)]
-    pub(crate) fn announced(&self, buffer: *mut ()) {
-        self.buffer.set(buffer);
+    pub(crate) fn announced(&mut self, buffer: *mut ()) {
+        self.buffer = buffer;
     }
 
     /// Whether `buffer`, loaded after the fence, is the one this hazard
     /// protects (if not, the owner replaced it meanwhile).
     #[inline(always)]
     pub(crate) fn covers(&self, buffer: *mut ()) -> bool {
-        self.buffer.get() == buffer
+        self.buffer == buffer
     }
 }
 

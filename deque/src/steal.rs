@@ -118,20 +118,6 @@ impl<T> Steal<T> {
     }
 }
 
-/// The value of a `Success`; on `Empty` or `Retry`, returns it from the
-/// enclosing function (`?` for `Steal`, which cannot implement `Try` on
-/// stable Rust).
-macro_rules! success_or_return {
-    ($attempt:expr) => {
-        match $attempt {
-            $crate::steal::Steal::Success(value) => value,
-            $crate::steal::Steal::Empty => return $crate::steal::Steal::Empty,
-            $crate::steal::Steal::Retry => return $crate::steal::Steal::Retry,
-        }
-    };
-}
-pub(crate) use success_or_return;
-
 impl<T> fmt::Debug for Steal<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
