@@ -164,7 +164,7 @@
 //! Every atomic operation carries an `// Ordering:` comment naming the proof
 //! step in `proofs-notes/` it relies on. The workspace's `model-tests` run
 //! loom over owner/thief interleavings and weaken each ordering in turn (the
-//! mutation matrix); `tests/` checks real concurrent histories for
+//! mutation matrix); `tests/linearizability` checks real concurrent histories for
 //! linearizability; miri and ThreadSanitizer run the unit and stress tests.
 //! The repository's `VERIFYING.md` lists every check, what it shows and how
 //! to run it.

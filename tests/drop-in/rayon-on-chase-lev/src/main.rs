@@ -7,7 +7,7 @@
 //! - `rayon-on-chase-lev bench WORKLOAD`: one timed run of one workload at
 //!   the benchmark's size; prints `WORKLOAD NANOSECONDS`. The timing covers
 //!   the parallel work only (not the input's generation, not the pool's
-//!   start-up). deque/benches/rayon_on_chase_lev.sh alternates the two builds.
+//!   start-up). benches/rayon_on_chase_lev.sh alternates the two builds.
 //!   WORKLOAD is one of `fib-join`, `fib-cutoff`, `sort`, `sum`, or
 //!   `fib-serial` (a control without rayon).
 

@@ -58,7 +58,7 @@ fn best(times: &[Duration]) -> Duration {
 /// other): their median and its distribution-free confidence interval, the
 /// order statistics k and n - k + 1 with k = (n - 1.96 sqrt(n)) / 2 (about
 /// 95%; for 5 runs the least and the greatest ratio, 94%), as
-/// `deque/benches/rayon_on_chase_lev.sh` computes for rayon's two builds.
+/// `benches/rayon_on_chase_lev.sh` computes for rayon's two builds.
 struct Paired {
     median: f64,
     low: f64,

@@ -3,7 +3,7 @@
 //! wall-clock time on a shared machine). One thread per pool: this is the
 //! fast path (push, run, pop back), no steals.
 //!
-//! `deque/benches/join_overhead.sh` runs it under callgrind; by hand:
+//! `benches/join_overhead.sh` runs it under callgrind; by hand:
 //! `join_overhead <chase-lev|rayon|serial> <n> <cutoff>` computes fib(n)
 //! joining above `cutoff` and prints the number of joins.
 

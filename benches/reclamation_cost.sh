@@ -2,7 +2,7 @@
 # The hazard slots (reclamation.rs) against the crossbeam-epoch reclamation
 # they replaced, two checkouts side by side (proofs-notes/reclamation.md#cost).
 #
-# Usage: deque/benches/reclamation_cost.sh <wall|stress|owner> OLD NEW
+# Usage: benches/reclamation_cost.sh <wall|stress|owner> OLD NEW
 #   OLD, NEW: two checkouts of this repository (e.g. `git worktree add
 #   ../old-epoch d2b7111`); each is built in its own target/.
 #   wall    runs `cargo bench -p chase-lev-bench --bench compare -- steal` in OLD and
@@ -26,7 +26,7 @@
 #           against the number of threads (the hazard scan reads every
 #           thread's slot; the epoch's collection walks every participant).
 # Raw outputs are kept in $OUT (default: a new directory under /tmp).
-# Callgrind's exact counts: run `bash deque/benches/callgrind.sh` in each
+# Callgrind's exact counts: run `bash benches/callgrind.sh` in each
 # checkout.
 set -euo pipefail
 
@@ -35,7 +35,7 @@ old="$(cd "${2:?OLD checkout}" && pwd)"
 new="$(cd "${3:?NEW checkout}" && pwd)"
 out="${OUT:-$(mktemp -d /tmp/reclamation_cost.XXXXXX)}"
 mkdir -p "$out"
-here="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$(cd "$(dirname "$0")/.." && pwd)"
 echo "raw outputs in $out; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 example="deque/examples/reclamation_stress.rs"

@@ -4,7 +4,7 @@
 //! (the deques taking turns) of the single-threaded rows and of the
 //! scenarios with thieves, a table of how often a steal came back `Retry`,
 //! and the targets table
-//! (`targets.rs`; run `deque/benches/callgrind.sh` first for its locked
+//! (`targets.rs`; run `benches/callgrind.sh` first for its locked
 //! instructions).
 //!
 //! `cargo bench -p chase-lev-bench --bench compare` (a filter after `--` selects

@@ -1,6 +1,6 @@
 //! The owner-only workloads of the comparison bench, one per process, for
 //! `valgrind --tool=callgrind`: instruction counts do not depend on what else
-//! runs on the machine. `deque/benches/callgrind.sh` runs every combination
+//! runs on the machine. `benches/callgrind.sh` runs every combination
 //! and prints instructions per operation.
 //!
 //! Usage: `owner_paths <chase-lev|st3|crossbeam-deque|Vec> <case>` where case is
@@ -10,7 +10,7 @@
 //! empty deque: an idle thief's attempt), or `pop-empty` (1k owner pops on an
 //! empty deque: an idle owner's look), or `steal-only-1k` (as `steal-1k`, but
 //! the pushes are outside the measured function: the steal alone, for
-//! `deque/benches/steal_breakdown.sh`). The process prints the number of
+//! `benches/steal_breakdown.sh`). The process prints the number of
 //! operations the measured function performs; callgrind counts the
 //! instructions inside `measured_rounds` only (`--toggle-collect`; for
 //! `steal-only-1k`, inside `measured_steals_only`).

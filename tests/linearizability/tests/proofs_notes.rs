@@ -35,12 +35,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The workspace root (the parent of this package's directory, tests/).
+/// The workspace root (this package is tests/linearizability/).
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("deque/ has a parent")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Every `.rs` file of `deque/src`, as (path relative to the workspace, text).

@@ -9,7 +9,7 @@
 # one process timing one workload's parallel part in-process, and the table
 # gives each build's median and the ratio of the medians.
 #
-# Usage: deque/benches/rayon_on_chase_lev.sh [runs]   (default 11 per build
+# Usage: benches/rayon_on_chase_lev.sh [runs]   (default 11 per build
 # and workload). Needs only cargo, coreutils and awk;
 # crossbeam-deque is fetched from crates.io for the unpatched build.
 #
@@ -36,7 +36,7 @@
 # (default: target/), which the compare bench's targets table reads.
 set -euo pipefail
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 runs="${1:-11}"
 export RUSTFLAGS="${RUSTFLAGS--C llvm-args=-align-all-functions=6 -C llvm-args=-align-all-nofallthru-blocks=5}"
 root="$PWD"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Instructions per join on the fork-join pool of deque/forkjoin against
+# Instructions per join on the fork-join pool of demos/forkjoin against
 # rayon::join (one thread each: the push-run-pop fast path), counted by
 # callgrind. Every thread's instructions count (the pool threads run the work,
 # the main thread waits), minus the same recursion run serially, divided by
 # the number of joins.
 #
-# Usage: deque/benches/join_overhead.sh [n] [cutoff]   (default 24 2)
+# Usage: benches/join_overhead.sh [n] [cutoff]   (default 24 2)
 set -euo pipefail
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 target_dir="${CARGO_TARGET_DIR:-target}"
 command -v valgrind >/dev/null || { echo "join_overhead.sh: valgrind is not installed" >&2; exit 1; }
 n="${1:-24}"

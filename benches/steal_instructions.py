@@ -3,7 +3,7 @@
 function, in address order, with its executions per operation, its source
 line (objdump -l: the innermost inlined function's file and line) and
 whether x86 executes it locked. For reading where a steal spends its
-instructions (deque/benches/steal_breakdown.sh).
+instructions (benches/steal_breakdown.sh).
 
 Usage: steal_instructions.py CALLGRIND_OUT BINARY OPERATIONS
 The profile must come from --dump-instr=yes (see locked_instructions.py).

@@ -4,19 +4,19 @@
 # owner's pushes are outside the counted function) and for a steal from an
 # empty deque (`steal-empty`). Callgrind counts every instruction of the
 # measured function (and what it calls) with its address and source line;
-# deque/benches/steal_instructions.py lists them, per steal, with the
+# benches/steal_instructions.py lists them, per steal, with the
 # innermost inlined source line and an L on the locked ones
-# (deque/benches/locked_instructions.py's definition). The listings go to
+# (benches/locked_instructions.py's definition). The listings go to
 # $target_dir/steal-breakdown/<deque>.<case>.txt, callgrind_annotate's
 # per-source-line view (--auto=yes) to <deque>.<case>.annotate.txt, the
 # profiles themselves to <deque>.<case>.callgrind; the summary to stdout.
 # docs/benchmarks.md#the-steal-instruction-by-instruction says how to read them.
 #
-# Usage: deque/benches/steal_breakdown.sh
+# Usage: benches/steal_breakdown.sh
 # Uses $CARGO_TARGET_DIR (default: target/ of the workspace). About 30 s.
 set -euo pipefail
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 target_dir="${CARGO_TARGET_DIR:-target}"
 command -v valgrind >/dev/null || { echo "steal_breakdown.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
@@ -36,8 +36,8 @@ for case in steal-only-1k steal-empty; do
             --collect-atstart=no --toggle-collect='*measured_steal*' \
             "$binary" "$deque" "$case" 2>/dev/null | sed -n 's/^operations //p')
         instructions=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$profile")
-        locked=$(python3 deque/benches/locked_instructions.py "$profile" "$binary")
-        python3 deque/benches/steal_instructions.py "$profile" "$binary" "$operations" \
+        locked=$(python3 benches/locked_instructions.py "$profile" "$binary")
+        python3 benches/steal_instructions.py "$profile" "$binary" "$operations" \
             > "$out/$deque.$case.txt"
         callgrind_annotate --auto=yes --show-percs=no "$profile" > "$out/$deque.$case.annotate.txt" 2>&1 || true
         awk -v d="$deque" -v c="$case" -v i="$instructions" -v l="$locked" -v o="$operations" \

@@ -4,16 +4,16 @@
 # wall-clock time these counts do not move when other jobs share the machine.
 # A second table counts the locked instructions (a `lock` prefix, `xchg` with
 # memory, `mfence`: x86's barriers) per operation, from the same profiles
-# (deque/benches/locked_instructions.py). Both go to
+# (benches/locked_instructions.py). Both go to
 # $target_dir/callgrind-owner-paths.tsv, which the compare bench's targets
 # table reads.
 #
-# Usage: deque/benches/callgrind.sh [case ...]
+# Usage: benches/callgrind.sh [case ...]
 #   cases: push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty
 # Uses $CARGO_TARGET_DIR (default: target/ of the workspace).
 set -euo pipefail
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 target_dir="${CARGO_TARGET_DIR:-target}"
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
@@ -40,7 +40,7 @@ count() {
     instructions=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out")
     [ -n "$instructions" ] || instructions=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out")
     local locked
-    locked=$(python3 deque/benches/locked_instructions.py "$out" "$binary")
+    locked=$(python3 benches/locked_instructions.py "$out" "$binary")
     awk -v i="$instructions" -v l="$locked" -v o="$operations" 'BEGIN { printf "%.1f %.2f\n", i / o, l / o }'
 }
 

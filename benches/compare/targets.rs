@@ -1,5 +1,5 @@
 //! The targets table: every target row, with the figure this run
-//! (or `deque/benches/callgrind.sh`) measured, its ratio and "met" or "not
+//! (or `benches/callgrind.sh`) measured, its ratio and "met" or "not
 //! met". Locked instructions come from the callgrind script's file (exact
 //! counts; the bench itself cannot count them), times from this run: the
 //! interleaved minimum for the single-threaded rows (`interleaved.rs`) and
@@ -7,7 +7,7 @@
 //! rows come from the file its example writes
 //! (`cargo run --release -p chase-lev-forkjoin --example forkjoin`), where
 //! the pool and `rayon::join` take turns. The rayon rows come from the file
-//! `deque/benches/rayon_on_chase_lev.sh` writes (rayon from the registry,
+//! `benches/rayon_on_chase_lev.sh` writes (rayon from the registry,
 //! built on chase-lev and on crossbeam-deque, runs alternating), and say
 //! "not measured" when it has not run.
 
@@ -30,13 +30,13 @@ fn callgrind_file() -> PathBuf {
     }
 }
 
-/// The file `deque/forkjoin/examples/forkjoin.rs` writes: the pool's and
+/// The file `demos/forkjoin/examples/forkjoin.rs` writes: the pool's and
 /// rayon's best times on its three workloads.
 fn forkjoin_file() -> PathBuf {
     callgrind_file().with_file_name("forkjoin-vs-rayon.tsv")
 }
 
-/// The file `deque/benches/rayon_on_chase_lev.sh` writes: rayon on
+/// The file `benches/rayon_on_chase_lev.sh` writes: rayon on
 /// chase-lev against rayon on crossbeam-deque, builds alternating (medians,
 /// the paired ratio and its interval, instructions if counted).
 fn rayon_file() -> PathBuf {
@@ -427,7 +427,7 @@ pub fn print_targets_table(
     );
     if locked.is_empty() {
         println!(
-            "mfence) from {}: missing, run deque/benches/callgrind.sh first;",
+            "mfence) from {}: missing, run benches/callgrind.sh first;",
             path.display()
         );
     } else {
@@ -444,7 +444,7 @@ pub fn print_targets_table(
     }
     if !rayon.rows.is_empty() {
         println!(
-            "the rayon rows: deque/benches/rayon_on_chase_lev.sh's last run ({}), from {}:",
+            "the rayon rows: benches/rayon_on_chase_lev.sh's last run ({}), from {}:",
             rayon.header,
             rayon_path.display()
         );
