@@ -250,6 +250,3 @@ pub use trace::{log_note, logged_events, set_event_log, take_thread_trace};
 
 #[cfg(all(test, not(chase_lev_loom)))]
 mod tests;
-
-#[cfg(all(test, not(chase_lev_loom)))]
-mod injector_tests;

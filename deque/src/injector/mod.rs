@@ -1480,3 +1480,6 @@ impl<T> fmt::Debug for Injector<T> {
         f.pad("Injector { .. }")
     }
 }
+
+#[cfg(all(test, not(chase_lev_loom)))]
+mod tests;
