@@ -9,7 +9,7 @@ use core::ptr;
 
 use super::blocks::{Block, BLOCK_CAP, LAP};
 use super::{Injector, Pause};
-use crate::policy::{choose, fence_if};
+use crate::policy::{choose, fence_if, Policy};
 use crate::steal::Steal;
 use crate::sync::{
     wait_round, AtomicPtr, AtomicU64,
@@ -98,6 +98,24 @@ pub(super) enum Side {
 pub(super) struct Cursor<T> {
     pub(super) index: AtomicU64,
     pub(super) block: AtomicPtr<Block<T>>,
+}
+
+impl<T> Cursor<T> {
+    /// The cursor's block word (`untag` gives the block): the load of it
+    /// that push, `look` and `advance` make (the ticket CAS of `take_ticket`
+    /// and the guess of `drop_ticket` are their own).
+    #[inline(always)]
+    pub(super) fn load_block_word(&self, policy: Policy) -> *mut Block<T> {
+        // Ordering: Acquire: after an acquire load of the index, the block
+        // is the one that index is in, not older, not newer
+        // (proofs-notes/injector.md#block-of-an-index).
+        self.block.load(choose!(
+            policy,
+            InjectorBlockPointerAcqRel,
+            Acquire,
+            Relaxed
+        ))
+    }
 }
 
 /// What a steal's first look at the head showed.
@@ -266,14 +284,7 @@ impl<T> Injector<T> {
         // SAFETY: the caller's hold on the block.
         let current = unsafe { &*block };
         let next = self.link(current, spare);
-        // Ordering: Acquire, as the cursor's other block loads
-        // (proofs-notes/injector.md#block-of-an-index).
-        let mut word = cursor.block.load(choose!(
-            policy,
-            InjectorBlockPointerAcqRel,
-            Acquire,
-            Relaxed
-        ));
+        let mut word = cursor.load_block_word(policy);
         while untag(word) == block {
             // Ordering: AcqRel: release, so that a thread that reads the next
             // lap's index reads the next block (block-of-an-index); acquire,
@@ -382,13 +393,7 @@ impl<T> Injector<T> {
                 self.head
                     .index
                     .load(choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed));
-            // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-            let block = untag(self.head.block.load(choose!(
-                policy,
-                InjectorBlockPointerAcqRel,
-                Acquire,
-                Relaxed
-            )));
+            let block = untag(self.head.load_block_word(policy));
             let offset = offset(head);
             if offset == BLOCK_CAP {
                 // Another steal claimed the block's last slot: help the head

@@ -196,13 +196,7 @@ impl<T> Injector<T> {
                 self.tail
                     .index
                     .load(choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed));
-            // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-            let mut block = untag(self.tail.block.load(choose!(
-                policy,
-                InjectorBlockPointerAcqRel,
-                Acquire,
-                Relaxed
-            )));
+            let mut block = untag(self.tail.load_block_word(policy));
             let claimed = loop {
                 let offset = offset(tail);
                 if offset == BLOCK_CAP {
@@ -217,13 +211,7 @@ impl<T> Injector<T> {
                         Acquire,
                         Relaxed
                     ));
-                    // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-                    block = untag(self.tail.block.load(choose!(
-                        policy,
-                        InjectorBlockPointerAcqRel,
-                        Acquire,
-                        Relaxed
-                    )));
+                    block = untag(self.tail.load_block_word(policy));
                     continue;
                 }
                 if offset + 1 == BLOCK_CAP && spare.is_null() {
@@ -243,13 +231,7 @@ impl<T> Injector<T> {
                     Ok(_) => break offset,
                     Err(current) => {
                         tail = current;
-                        // Ordering: Acquire (proofs-notes/injector.md#block-of-an-index).
-                        block = untag(self.tail.block.load(choose!(
-                            policy,
-                            InjectorBlockPointerAcqRel,
-                            Acquire,
-                            Relaxed
-                        )));
+                        block = untag(self.tail.load_block_word(policy));
                     }
                 }
             };
