@@ -216,7 +216,7 @@ mod trace;
 mod worker;
 
 pub use injector::Injector;
-#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+#[cfg(chase_lev_hooks)]
 pub use injector::{Pause, PauseHook};
 pub use steal::Steal;
 pub use stealer::Stealer;

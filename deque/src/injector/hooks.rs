@@ -1,6 +1,12 @@
 //! What the internal builds add to the injector: the pause points, where a
 //! scenario's hook holds a thread up, and the constructors of the mutant
 //! builds and of the unit tests.
+//!
+//! The hooks are compiled only into the internal builds of
+//! `model-tests/builds/` (`--cfg chase_lev_hooks`, set by their build
+//! script, never by a user or a feature), as the logic mutants are: a user's
+//! `--cfg chase_lev_loom` build has the public API of the normal build, and
+//! its pause points compile to nothing.
 
 #[cfg(all(test, not(chase_lev_loom)))]
 use super::blocks::LAP;
@@ -8,9 +14,10 @@ use super::Injector;
 #[cfg(any(chase_lev_mutants, all(test, not(chase_lev_loom))))]
 use crate::policy::Policy;
 
-/// (Model and mutant builds only.) A point of an operation where a
-/// scenario's hook may hold the thread up, to model its being descheduled
-/// there for as long as the scenario likes.
+/// A point of an operation where a scenario's hook may hold the thread up,
+/// to model its being descheduled there for as long as the scenario likes
+/// (a public item of the internal builds only; elsewhere nothing calls a
+/// hook).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pause {
     /// A push claimed a slot and has not written it (after moving the tail
@@ -22,26 +29,26 @@ pub enum Pause {
     LastSlotStolen,
 }
 
-/// (Model and mutant builds only.) A pause hook: see [`Injector::set_pause`].
-#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+/// (Internal builds only.) A pause hook: see [`Injector::set_pause`].
+#[cfg(chase_lev_hooks)]
 pub type PauseHook = std::sync::Arc<dyn Fn(Pause) + Send + Sync>;
 
 impl<T> Injector<T> {
-    /// Calls the pause hook, if any (model and mutant builds only).
+    /// Calls the pause hook, if any (internal builds only; nothing elsewhere).
     #[inline(always)]
     pub(super) fn pause(&self, at: Pause) {
-        #[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+        #[cfg(chase_lev_hooks)]
         if let Some(hook) = &self.pause {
             hook(at);
         }
-        #[cfg(not(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants)))]
+        #[cfg(not(chase_lev_hooks))]
         let _ = at;
     }
 }
 
-#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+#[cfg(chase_lev_hooks)]
 impl<T> Injector<T> {
-    /// (Model and mutant builds only.) Makes `hook` run at every [`Pause`]
+    /// (Internal builds only.) Makes `hook` run at every [`Pause`]
     /// point of this injector's operations.
     pub fn set_pause(&mut self, hook: PauseHook) {
         self.pause = Some(hook);

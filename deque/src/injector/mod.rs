@@ -81,7 +81,7 @@ use crate::worker::Worker;
 use blocks::{Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, READ, WRITE};
 use cursors::{lap, offset, untag, Cursor, Side, ONE, POSITION_MASK, SHIFT, TICKETS};
 pub use hooks::Pause;
-#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+#[cfg(chase_lev_hooks)]
 pub use hooks::PauseHook;
 
 /// The most tasks a batch steal moves when the caller gives no limit
@@ -115,8 +115,8 @@ pub struct Injector<T> {
     head: CachePadded<Cursor<T>>,
     tail: CachePadded<Cursor<T>>,
     policy: Policy,
-    /// (Model and mutant builds.) Called at the `Pause` points.
-    #[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+    /// (Internal builds.) Called at the `Pause` points.
+    #[cfg(chase_lev_hooks)]
     pause: Option<PauseHook>,
     /// The queue owns `T`s: dropping it may drop tasks.
     _tasks: PhantomData<T>,
@@ -167,7 +167,7 @@ impl<T> Injector<T> {
                 block: AtomicPtr::new(block).named_with_tags("tail.block", TICKETS),
             }),
             policy,
-            #[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+            #[cfg(chase_lev_hooks)]
             pause: None,
             _tasks: PhantomData,
         }
