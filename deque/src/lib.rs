@@ -216,7 +216,7 @@ mod trace;
 mod worker;
 
 pub use injector::Injector;
-#[cfg(any(chase_lev_loom, chase_lev_shuttle, chase_lev_mutants))]
+#[cfg(chase_lev_hooks)]
 pub use injector::{Pause, PauseHook};
 pub use steal::Steal;
 pub use stealer::Stealer;
@@ -250,6 +250,3 @@ pub use trace::{log_note, logged_events, set_event_log, take_thread_trace};
 
 #[cfg(all(test, not(chase_lev_loom)))]
 mod tests;
-
-#[cfg(all(test, not(chase_lev_loom)))]
-mod injector_tests;

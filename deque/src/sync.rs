@@ -423,7 +423,7 @@ fn allocation_failed<T>(capacity: usize, error: std::collections::TryReserveErro
     )
 }
 
-/// One slot cell on its own, for the injector's blocks (`injector.rs`).
+/// One slot cell on its own, for the injector's blocks (`injector/blocks.rs`).
 impl<T> SlotCell<T> {
     /// An empty slot (zeroed in the model and mutant builds, as `new_slots`).
     #[cfg(not(chase_lev_loom))]
@@ -456,7 +456,7 @@ impl<T> SlotCell<T> {
 
 /// One round of waiting for another thread to finish a step it has begun
 /// (the injector's bounded patience before abandoning a slot, and its wait
-/// for a free ticket, `injector.rs`): a spin hint for the first rounds, then
+/// for a free ticket, `injector/`): a spin hint for the first rounds, then
 /// a yield. Under loom and shuttle every round yields, so that the model
 /// checker schedules the other threads.
 #[inline]

@@ -44,11 +44,12 @@ struct Record {
     weakens: Vec<(String, String)>,
 }
 
-/// A logic mutant's change to the source: in `file` (under `deque/src`),
-/// `find` becomes `with`. A `find` written as a code span is a piece of one
-/// line, replaced in place; a `find` written as a block (`find: |`) is whole
-/// lines, compared without their indentation, and replaced by the lines of
-/// `with` at the indentation of the first.
+/// A logic mutant's change to the source: in `file` (a path under
+/// `deque/src`, such as `deque.rs` or `injector/mod.rs`), `find` becomes
+/// `with`. A `find` written as a code span is a piece of one line, replaced
+/// in place; a `find` written as a block (`find: |`) is whole lines,
+/// compared without their indentation, and replaced by the lines of `with`
+/// at the indentation of the first.
 #[derive(Clone, Default)]
 struct Patch {
     file: String,
@@ -304,13 +305,14 @@ fn generate_patched_source(records: &[Record]) {
     let target_dir = out_dir().join("src");
     std::fs::create_dir_all(&target_dir).expect("create $OUT_DIR/src");
     let mut files: BTreeMap<String, String> = BTreeMap::new();
-    for entry in std::fs::read_dir(&source_dir).expect("read deque/src") {
-        let path = entry.expect("a file of deque/src").path();
-        if path.extension().is_some_and(|extension| extension == "rs") {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            files.insert(
-                name,
-                std::fs::read_to_string(&path).expect("read a source file"),
+    read_sources(&source_dir, "", &mut files);
+    for record in records {
+        for patch in &record.patches {
+            assert!(
+                files.contains_key(&patch.file),
+                "mutant {}: a patch names {}, a file that is not in deque/src",
+                record.name,
+                patch.file
             );
         }
     }
@@ -385,17 +387,40 @@ fn generate_patched_source(records: &[Record]) {
             record.variant
         );
     }
+    let modules: Vec<String> = files.keys().cloned().collect();
     let lib = files.get_mut("lib.rs").expect("deque/src/lib.rs");
-    *lib = as_included_root(lib, &target_dir);
+    *lib = as_included_root(lib, &target_dir, &modules);
     for (name, text) in &files {
-        std::fs::write(target_dir.join(name), text).expect("write a patched source file");
+        let path = target_dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).expect("create a folder of $OUT_DIR/src");
+        std::fs::write(path, text).expect("write a patched source file");
+    }
+}
+
+/// Reads every `.rs` file of `directory` and of its folders into `files`,
+/// each under its path below `deque/src` (`prefix` is the path of
+/// `directory` there, `""` or ending in `/`), such as `injector/mod.rs`.
+fn read_sources(directory: &Path, prefix: &str, files: &mut BTreeMap<String, String>) {
+    for entry in std::fs::read_dir(directory).expect("read a folder of deque/src") {
+        let path = entry.expect("a file of deque/src").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            read_sources(&path, &format!("{prefix}{name}/"), files);
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            files.insert(
+                format!("{prefix}{name}"),
+                std::fs::read_to_string(&path).expect("read a source file"),
+            );
+        }
     }
 }
 
 /// The crate root, made fit for `include!`: no inner attributes or inner
 /// doc comments (`patched.rs` carries them), and every `mod name;` pointed
-/// at the generated file.
-fn as_included_root(lib: &str, target_dir: &Path) -> String {
+/// at the generated file (`name.rs`, or `name/mod.rs` for a module that is a
+/// folder, among the paths `files`; a folder's own `mod`s then resolve
+/// beside its `mod.rs`).
+fn as_included_root(lib: &str, target_dir: &Path, files: &[String]) -> String {
     let mut out = String::new();
     for line in lib.lines() {
         let code = line.trim_start();
@@ -408,14 +433,19 @@ fn as_included_root(lib: &str, target_dir: &Path) -> String {
             .strip_prefix("mod ")
             .and_then(|rest| rest.strip_suffix(';'));
         match module {
-            Some(module) => writeln!(
-                out,
-                "#[path = {:?}]\n{line}",
-                target_dir
-                    .join(format!("{module}.rs"))
-                    .display()
-                    .to_string()
-            ),
+            Some(module) => {
+                let file = format!("{module}.rs");
+                let file = if files.contains(&file) {
+                    file
+                } else {
+                    format!("{module}/mod.rs")
+                };
+                writeln!(
+                    out,
+                    "#[path = {:?}]\n{line}",
+                    target_dir.join(file).display().to_string()
+                )
+            }
             None => writeln!(out, "{line}"),
         }
         .unwrap();
@@ -535,17 +565,21 @@ struct Function {
     in_trait_impl: Option<(String, usize)>,
 }
 
+/// `code` without a leading `pub`, `pub(crate)` or `pub(super)`.
+fn without_visibility(code: &str) -> &str {
+    ["pub(crate) ", "pub(super) ", "pub "]
+        .iter()
+        .find_map(|visibility| code.strip_prefix(visibility))
+        .unwrap_or(code)
+}
+
 fn indentation(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
 fn enclosing_function(file: &str, lines: &[&str], site: usize, ordering: bool) -> Function {
     let fn_name = |line: &str| -> Option<String> {
-        let code = line.trim_start();
-        let code = code
-            .strip_prefix("pub(crate) ")
-            .or_else(|| code.strip_prefix("pub "))
-            .unwrap_or(code);
+        let code = without_visibility(line.trim_start());
         let code = code.strip_prefix("unsafe ").unwrap_or(code);
         let rest = code.strip_prefix("fn ")?;
         Some(
@@ -707,12 +741,12 @@ type FunctionCopy<'a> = (Function, &'a Record, Vec<(Site, &'a Patch)>, bool);
 /// function with that mutant's patches, named `{name}_as_{mutant}`, placed
 /// after the original; and at the top of the original's body, a call of the
 /// copy when the deque's policy carries that mutant (`self.inner.policy`
-/// on a worker or stealer, `self.policy` on the injector, the registry's
-/// policy in the hazard records).
+/// on a worker or stealer, `self.policy` on the injector (`injector/`), the
+/// registry's policy in the hazard records).
 fn patch_file(file: &str, text: &str, patches: &[Change]) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let policy = match file {
-        "injector.rs" => "self.policy",
+        _ if file.starts_with("injector/") => "self.policy",
         // The hazard records belong to no deque: the registry's policy.
         "reclamation.rs" => "crate::policy::Policy::of_registry()",
         _ => "self.inner.policy",
@@ -768,11 +802,7 @@ fn patch_file(file: &str, text: &str, patches: &[Change]) -> String {
             .collect();
         // The copy is private (the original is the one with the docs) and
         // carries the suffix.
-        let head = copy[0].trim_start();
-        let head = head
-            .strip_prefix("pub(crate) ")
-            .or_else(|| head.strip_prefix("pub "))
-            .unwrap_or(head);
+        let head = without_visibility(copy[0].trim_start());
         copy[0] = format!(
             "{}{}",
             " ".repeat(indentation(lines[function.start])),

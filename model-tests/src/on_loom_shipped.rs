@@ -1,11 +1,13 @@
 //! The scenarios compiled against loom's build of the deque as it ships
-//! (`chase-lev-loom`: `--cfg chase_lev_loom` and nothing else, no mutant
-//! compiled in). The loom suite's verdicts are about this build.
+//! (`chase-lev-loom`: `--cfg chase_lev_loom`, no mutant compiled in, and the
+//! internal builds' hooks, `--cfg chase_lev_hooks`, which do nothing until a
+//! scenario sets one). The loom suite's verdicts are about this build.
 //!
 //! The scenarios are written against the mutant builds' constructor and
 //! event log; here `deque` adapts the shipped public API to them: a worker
-//! is made by the public constructor of the same shape, and the log stays
-//! empty (the shipped deque records nothing).
+//! is made by the public constructor of the same shape, an injector by
+//! `Injector::new` (with the hooks' `set_pause` for a pausing one), and the
+//! log stays empty (the shipped deque records nothing).
 
 /// The model checker's `Arc` and atomics, for the injector's scenarios.
 pub use loom::sync::{atomic, Arc};

@@ -40,21 +40,12 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every `.rs` file of `deque/src`, as (path relative to the workspace, text).
+/// Every `.rs` file of `deque/src` and of its folders (such as
+/// `deque/src/injector/`), as (path relative to the workspace, text).
 fn source_files() -> Vec<(String, String)> {
     let directory = workspace().join("deque/src");
-    let mut files: Vec<(String, String)> = fs::read_dir(&directory)
-        .expect("deque/src is readable")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
-        .map(|path| {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (
-                format!("deque/src/{name}"),
-                fs::read_to_string(&path).expect("a readable source file"),
-            )
-        })
-        .collect();
+    let mut files = Vec::new();
+    read_sources(&directory, "deque/src", &mut files);
     files.sort();
     assert!(
         files.len() >= 5,
@@ -62,6 +53,23 @@ fn source_files() -> Vec<(String, String)> {
         directory.display()
     );
     files
+}
+
+/// Adds every `.rs` file of `directory` (at `path` in the workspace) and of
+/// its folders to `files`.
+fn read_sources(directory: &Path, path: &str, files: &mut Vec<(String, String)>) {
+    for entry in fs::read_dir(directory).expect("deque/src is readable") {
+        let entry = entry.expect("a directory entry").path();
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        if entry.is_dir() {
+            read_sources(&entry, &format!("{path}/{name}"), files);
+        } else if entry.extension().is_some_and(|extension| extension == "rs") {
+            files.push((
+                format!("{path}/{name}"),
+                fs::read_to_string(&entry).expect("a readable source file"),
+            ));
+        }
+    }
 }
 
 /// The text of `proofs-notes/<file>`, or `None` if there is no such note.

@@ -1,0 +1,357 @@
+//! The injector's blocks and slots: a block holds one lap of positions
+//! (`BLOCK_CAP` slots and, at the last offset, the marker), a slot one task
+//! and its state bits. Here too are a steal's steps on the slots it claimed
+//! (`resolve`, `read`, `finish`), the release of a block's three shares
+//! that frees it (`destroy`, `release_share`;
+//! proofs-notes/injector.md#reclamation), and the drop of the queue.
+
+use core::mem::MaybeUninit;
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+use core::ptr;
+
+use super::cursors::{offset, position, untag, HAS_NEXT, ONE};
+use super::Injector;
+use crate::policy::choose;
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+use crate::sync::Named;
+use crate::sync::{
+    wait_round, AtomicPtr, AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed, Release},
+    SlotCell,
+};
+
+/// Positions per block. The model builds use tiny blocks, so that loom and
+/// shuttle reach a block boundary in a few operations.
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+pub(super) const LAP: u64 = 64;
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+pub(super) const LAP: u64 = 4;
+
+/// Slots per block: the last position of a lap is the marker.
+pub(super) const BLOCK_CAP: usize = LAP as usize - 1;
+
+/// A slot's state bits.
+pub(super) const WRITE: usize = 1;
+pub(super) const READ: usize = 2;
+pub(super) const DESTROY: usize = 4;
+/// Set by a steal that found its claimed slot not yet written and gave up on
+/// it: the push that claimed the slot takes its task back and pushes it
+/// again at a fresh position (proofs-notes/injector.md#abandoned-slots).
+pub(super) const ABANDONED: usize = 8;
+
+/// How many rounds a steal waits for a claimed slot to be written before it
+/// abandons the slot. Bounded, so that a push descheduled between its claim
+/// and its write never holds a steal up for longer than this; zero in the
+/// model builds, so that loom and shuttle explore the abandoning path.
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+const PATIENCE: u32 = 6;
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+const PATIENCE: u32 = 0;
+
+/// Whether a steal that has waited `round` rounds for its slot waits one more.
+#[inline(always)]
+#[allow(clippy::absurd_extreme_comparisons)] // `PATIENCE` is zero in the model builds
+fn still_patient(round: u32) -> bool {
+    round < PATIENCE
+}
+
+pub(super) struct Slot<T> {
+    /// `WRITE`, `READ`, `DESTROY` and `ABANDONED`.
+    pub(super) state: AtomicUsize,
+    pub(super) task: SlotCell<T>,
+}
+
+#[repr(align(128))]
+pub(super) struct Block<T> {
+    /// The next block, linked by the first thread that needs it: a push or a
+    /// steal holding a claim in this block, or a helper holding a ticket on
+    /// it (proofs-notes/injector.md#next-block).
+    pub(super) next: AtomicPtr<Block<T>>,
+    /// The lap this block holds, written before the block is linked and
+    /// never again; a cell, so that loom checks that every read of it happens
+    /// before the block is freed.
+    lap: SlotCell<u64>,
+    /// Per cursor (`Side`), the tickets it handed over to this block when it
+    /// moved off it, less those given back since (wrapping).
+    pub(super) tickets: [AtomicUsize; 2],
+    /// How many of the block's three shares (its slots, its tail ticket
+    /// count, its head ticket count) are released: the third frees it
+    /// (proofs-notes/injector.md#reclamation).
+    released: AtomicUsize,
+    pub(super) slots: [Slot<T>; BLOCK_CAP],
+}
+
+impl<T> Block<T> {
+    /// A fresh block: every slot empty, no next block, lap unset. Allocated
+    /// zeroed and in place, so that a large `T` never passes through the stack.
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    pub(super) fn new() -> *mut Block<T> {
+        let layout = std::alloc::Layout::new::<Block<T>>();
+        // SAFETY: the layout is not zero-sized (a block holds atomics).
+        let block = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Block<T>>();
+        if block.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // All zeroes is a valid block: a null `next`, counts and states of 0,
+        // and `MaybeUninit` cells, which may hold any bytes.
+        block
+    }
+
+    /// The model checkers' atomics and cells must be created one by one.
+    #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+    pub(super) fn new() -> *mut Block<T> {
+        Box::into_raw(Box::new(Block {
+            next: AtomicPtr::new(ptr::null_mut()).named("block.next"),
+            lap: SlotCell::new(),
+            tickets: [
+                AtomicUsize::new(0).named("block.tail_tickets"),
+                AtomicUsize::new(0).named("block.head_tickets"),
+            ],
+            released: AtomicUsize::new(0).named("block.released"),
+            slots: core::array::from_fn(|_| Slot {
+                state: AtomicUsize::new(0).named("slot.state"),
+                task: SlotCell::new(),
+            }),
+        }))
+    }
+
+    /// Sets the lap of a block no other thread can see yet.
+    ///
+    /// # Safety
+    /// `block` came from `Block::new` and is not published.
+    pub(super) unsafe fn set_lap(block: *mut Block<T>, lap: u64) {
+        // SAFETY: unpublished, so ours alone.
+        unsafe { (*block).lap.write(MaybeUninit::new(lap)) };
+    }
+
+    /// The block's lap.
+    pub(super) fn lap(&self) -> u64 {
+        // SAFETY: written before the block was published (the release
+        // operations that publish it, proofs-notes/injector.md#next-block),
+        // never written again.
+        unsafe { self.lap.read().assume_init() }
+    }
+
+    /// Frees a block made by `new`.
+    ///
+    /// # Safety
+    /// `block` came from `Block::new`, no other thread will touch it again,
+    /// and its slots hold no task the queue still owns.
+    pub(super) unsafe fn free(block: *mut Block<T>) {
+        #[cfg(chase_lev_mutants)]
+        crate::trace::freed(block as usize);
+        // SAFETY: by the caller the block is ours alone; `Box` frees it with
+        // the layout `new` allocated it with (`Layout::new::<Block<T>>()`).
+        let mut block = unsafe { Box::from_raw(block) };
+        block.lap.before_free();
+        for slot in block.slots.iter_mut() {
+            slot.task.before_free();
+        }
+        drop(block);
+    }
+}
+
+impl<T> Injector<T> {
+    /// Whether the claimed slot is written; if it is not after `PATIENCE`
+    /// rounds, abandons it (proofs-notes/injector.md#abandoned-slots).
+    ///
+    /// # Safety
+    /// The caller claimed the slot and has not finished it.
+    pub(super) unsafe fn resolve(&self, slot: &Slot<T>) -> bool {
+        let policy = self.policy;
+        let mut round = 0;
+        // Ordering: Acquire, paired with the push's release CAS: the task's
+        // bytes are visible (proofs-notes/injector.md#task-publication).
+        let mut state = slot
+            .state
+            .load(choose!(policy, InjectorWriteAcquire, Acquire, Relaxed));
+        loop {
+            if state & WRITE != 0 {
+                return true;
+            }
+            if still_patient(round) {
+                wait_round(round);
+                round += 1;
+                // Ordering: Acquire, as above (proofs-notes/injector.md#task-publication).
+                state = slot
+                    .state
+                    .load(choose!(policy, InjectorWriteAcquire, Acquire, Relaxed));
+                continue;
+            }
+            // Ordering: Relaxed success: the steal has touched nothing of the
+            // slot but its state, and the push takes its own task back
+            // (proofs-notes/injector.md#abandoned-slots). Acquire on failure,
+            // as the load above (the push may have written meanwhile).
+            match slot.state.compare_exchange(
+                state,
+                state | ABANDONED,
+                Relaxed,
+                choose!(policy, InjectorWriteAcquire, Acquire, Relaxed),
+            ) {
+                Ok(_) => return false,
+                Err(current) => state = current,
+            }
+        }
+    }
+
+    /// Reads a slot `resolve` found written.
+    ///
+    /// # Safety
+    /// The caller claimed the slot, `resolve` returned `true` for it, and the
+    /// caller has not read it yet.
+    pub(super) unsafe fn read(&self, slot: &Slot<T>) -> MaybeUninit<T> {
+        // SAFETY: written (the `WRITE` bit), and claimed by the caller alone.
+        unsafe { slot.task.read() }
+    }
+
+    /// Marks the slots of `[first, end)` of `block` that the caller read
+    /// (the bits of `read`) as read; starts the free of the block if the
+    /// claim reached its last slot, or carries on with it if the thread
+    /// freeing it has left that to us. The abandoned slots are finished by
+    /// their pushes.
+    ///
+    /// # Safety
+    /// As described; the caller does not touch `block` afterwards.
+    pub(super) unsafe fn finish(&self, block: *mut Block<T>, first: usize, end: usize, read: u64) {
+        for offset in first..end {
+            if read & (1 << offset) == 0 {
+                continue;
+            }
+            // SAFETY: the caller's claimed slots keep the block allocated.
+            let slot = unsafe { &(*block).slots[offset] };
+            // Ordering: AcqRel: release so that the freer's acquire orders
+            // this thread's read before the free; acquire so that if the
+            // freer left the free to us, we free after its checks
+            // (proofs-notes/injector.md#reclamation).
+            let state = slot.state.fetch_or(
+                READ,
+                choose!(self.policy, InjectorReadDoneRelease, AcqRel, Acquire),
+            );
+            if state & DESTROY != 0 {
+                // The freer found every slot above this one finished; ours
+                // below it are marked already (we mark from the bottom up).
+                // SAFETY: forwarded from the caller.
+                unsafe { self.destroy(block, offset) };
+                return;
+            }
+        }
+        if end == BLOCK_CAP {
+            // Every position of the block is claimed: the claimer of the
+            // last slot starts the free (proofs-notes/injector.md#reclamation).
+            // SAFETY: forwarded from the caller.
+            unsafe { self.destroy(block, BLOCK_CAP) };
+        }
+    }
+
+    /// Releases the slots' share of `block` once the slots below `count` are
+    /// all finished: stops at the first slot (from the top) not finished yet
+    /// and leaves the rest to whoever finishes it.
+    ///
+    /// # Safety
+    /// Every position of the block has been claimed, the slots from `count`
+    /// up are finished, and the caller does not touch `block` afterwards.
+    pub(super) unsafe fn destroy(&self, block: *mut Block<T>, count: usize) {
+        let policy = self.policy;
+        for offset in (0..count).rev() {
+            // SAFETY: a slot below `count` not finished keeps the block
+            // allocated; one that is finished cannot release the share
+            // without us (proofs-notes/injector.md#reclamation).
+            let slot = unsafe { &(*block).slots[offset] };
+            // Ordering: Acquire, then AcqRel, paired with the finisher's AcqRel
+            // mark: a finished slot's users are done before the free; an
+            // unfinished one is handed the free (proofs-notes/injector.md#reclamation).
+            if slot
+                .state
+                .load(choose!(policy, InjectorDestroyAcquire, Acquire, Relaxed))
+                & READ
+                == 0
+                && slot.state.fetch_or(
+                    DESTROY,
+                    choose!(policy, InjectorDestroyAcquire, AcqRel, Release),
+                ) & READ
+                    == 0
+            {
+                return;
+            }
+        }
+        // SAFETY: every slot is finished (proofs-notes/injector.md#reclamation).
+        unsafe { self.release_share(block) };
+    }
+
+    /// Releases one of the block's three shares; the third frees it.
+    ///
+    /// # Safety
+    /// The caller owns one unreleased share of `block` and does not touch it
+    /// afterwards.
+    pub(super) unsafe fn release_share(&self, block: *mut Block<T>) {
+        // SAFETY: the caller's share keeps the block allocated.
+        let released = unsafe { &(*block).released };
+        // Ordering: AcqRel: the holders of the other two shares finished with
+        // the block before the free (proofs-notes/injector.md#reclamation).
+        if released.fetch_add(
+            1,
+            choose!(self.policy, InjectorShareAcqRel, AcqRel, Relaxed),
+        ) == 2
+        {
+            // SAFETY: all three shares released: every slot is finished and
+            // both cursors have moved off the block with no ticket left on it
+            // (proofs-notes/injector.md#reclamation).
+            unsafe { Block::free(block) };
+        }
+    }
+}
+
+impl<T> Drop for Injector<T> {
+    fn drop(&mut self) {
+        // Ordering: Relaxed everywhere: `&mut self` means no other thread
+        // uses the queue any more, and whatever handed it to us synchronised
+        // with them (proofs-notes/injector.md#drop).
+        let head = self.head.index.load(Relaxed) & !HAS_NEXT;
+        let tail = self.tail.index.load(Relaxed);
+        let block = untag(self.head.block.load(Relaxed));
+        // SAFETY: every position in [head, tail) holds a written task the
+        // queue owns, in the chain of blocks from `block`.
+        unsafe { drop_from(block, head, tail) };
+    }
+}
+
+/// Drops the tasks of the positions `[head, tail)` and frees their blocks,
+/// from `block` (the block of `head`) on. If a task's `Drop` panics, the rest
+/// are still dropped and every block freed while the panic unwinds (as `Vec`
+/// does); a second panic aborts the process, as it does for `Vec`.
+///
+/// # Safety
+/// As in `Drop for Injector`.
+unsafe fn drop_from<T>(mut block: *mut Block<T>, mut head: u64, tail: u64) {
+    struct Rest<T> {
+        block: *mut Block<T>,
+        head: u64,
+        tail: u64,
+    }
+    impl<T> Drop for Rest<T> {
+        fn drop(&mut self) {
+            // SAFETY: the positions not yet dropped, as the caller vouched.
+            unsafe { drop_from(self.block, self.head, self.tail) };
+        }
+    }
+    while position(head) != position(tail) {
+        let offset = offset(head);
+        if offset == BLOCK_CAP {
+            // Ordering: Relaxed, as in `drop` (proofs-notes/injector.md#drop).
+            // SAFETY: the chain is intact and ours alone.
+            let next = unsafe { (*block).next.load(Relaxed) };
+            // SAFETY: every task of this block has been dropped or taken.
+            unsafe { Block::free(block) };
+            block = next;
+            head = head.wrapping_add(ONE);
+            continue;
+        }
+        head = head.wrapping_add(ONE);
+        let rest = Rest { block, head, tail };
+        // SAFETY: the slot holds a written task that nothing else owns.
+        drop(unsafe { (*block).slots[offset].task.read().assume_init() });
+        core::mem::forget(rest);
+    }
+    // SAFETY: the last block; its tasks are gone.
+    unsafe { Block::free(block) };
+}

@@ -1,0 +1,506 @@
+//! The injector's two cursors, `tail` and `head`: their indices (a position
+//! shifted left by one, plus `HAS_NEXT` at the head) and their block words
+//! (a block's address and the tickets of the threads helping the cursor
+//! over the block's end, proofs-notes/injector.md#tickets); the moves of a
+//! cursor to the next block (`advance`, `link`, `move_index`), and a
+//! steal's look at the head and its claim.
+
+use core::ptr;
+
+use super::blocks::{Block, BLOCK_CAP, LAP};
+use super::{Injector, Pause};
+use crate::policy::{choose, fence_if, Policy};
+use crate::steal::Steal;
+use crate::sync::{
+    wait_round, AtomicPtr, AtomicU64,
+    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
+};
+
+/// The index holds the position shifted by this much...
+pub(super) const SHIFT: u32 = 1;
+/// ...and, in the head index, this bit: the tail is in a later block, so the
+/// head's block is full and a steal need not look at the tail.
+pub(super) const HAS_NEXT: u64 = 1;
+/// One position, as an index increment.
+pub(super) const ONE: u64 = 1 << SHIFT;
+/// Positions wrap around at 2^63 (indices at 2^64); see `position`.
+pub(super) const POSITION_MASK: u64 = u64::MAX >> SHIFT;
+
+/// A cursor's block word is a block's address plus, in its low bits, the
+/// number of tickets taken on that block by threads helping the cursor over
+/// the block's end (proofs-notes/injector.md#tickets). Blocks are aligned to
+/// `TICKETS + 1` bytes so that those bits are free.
+pub(super) const TICKETS: usize = 127;
+const _: () = assert!(core::mem::align_of::<Block<()>>() > TICKETS);
+
+#[inline(always)]
+pub(super) fn position(index: u64) -> u64 {
+    index >> SHIFT
+}
+
+#[inline(always)]
+pub(super) fn offset(index: u64) -> usize {
+    (position(index) % LAP) as usize
+}
+
+/// The lap of an index (wrapping at 2^63 / `LAP`).
+#[inline(always)]
+pub(super) fn lap(index: u64) -> u64 {
+    position(index) / LAP
+}
+
+/// The lap after `lap`.
+#[inline(always)]
+fn next_lap(lap: u64) -> u64 {
+    lap.wrapping_add(1) & (POSITION_MASK / LAP)
+}
+
+/// Whether two indices are in the same lap (wrapping included: `LAP`
+/// divides 2^63).
+#[inline(always)]
+fn same_lap(a: u64, b: u64) -> bool {
+    lap(a) == lap(b)
+}
+
+/// A tail index on a block's marker means the same as the first position of
+/// the next lap: every slot of the block is claimed.
+#[inline(always)]
+fn past_marker(index: u64) -> u64 {
+    if offset(index) == BLOCK_CAP {
+        index.wrapping_add(ONE)
+    } else {
+        index
+    }
+}
+
+/// The block address of a cursor's block word.
+#[inline(always)]
+pub(super) fn untag<T>(word: *mut Block<T>) -> *mut Block<T> {
+    word.wrapping_byte_sub(tickets(word))
+}
+
+/// The ticket count of a cursor's block word.
+#[inline(always)]
+fn tickets<T>(word: *mut Block<T>) -> usize {
+    // (`as usize`, not `addr()`: the crate's minimum Rust is 1.82.)
+    word as usize & TICKETS
+}
+
+/// Which cursor.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    Tail = 0,
+    Head = 1,
+}
+
+/// A cursor: the index of a position, and a block word: the block that
+/// position is in and the tickets taken on it (see `TICKETS`).
+pub(super) struct Cursor<T> {
+    pub(super) index: AtomicU64,
+    pub(super) block: AtomicPtr<Block<T>>,
+}
+
+impl<T> Cursor<T> {
+    /// The cursor's block word (`untag` gives the block): the load of it
+    /// that push, `look` and `advance` make (the ticket CAS of `take_ticket`
+    /// and the guess of `drop_ticket` are their own).
+    #[inline(always)]
+    pub(super) fn load_block_word(&self, policy: Policy) -> *mut Block<T> {
+        // Ordering: Acquire: after an acquire load of the index, the block
+        // is the one that index is in, not older, not newer
+        // (proofs-notes/injector.md#block-of-an-index).
+        self.block.load(choose!(
+            policy,
+            InjectorBlockPointerAcqRel,
+            Acquire,
+            Relaxed
+        ))
+    }
+}
+
+/// What a steal's first look at the head showed.
+pub(super) struct Look<T> {
+    head: u64,
+    pub(super) block: *mut Block<T>,
+    pub(super) offset: usize,
+    /// The head index the CAS installs for one position (with `HAS_NEXT`
+    /// if the tail is known to be in a later block).
+    next_head: u64,
+    /// How many positions a batch may take (crossbeam's rule): all of the
+    /// rest of the block when the tail is in a later block, else about half
+    /// of the tasks present.
+    pub(super) batch: usize,
+}
+
+impl<T> Injector<T> {
+    fn cursor(&self, side: Side) -> &Cursor<T> {
+        match side {
+            Side::Tail => &self.tail,
+            Side::Head => &self.head,
+        }
+    }
+
+    /// Helps the cursor of `side` over a block end: takes a ticket on the
+    /// cursor's block (which keeps it allocated), and if the cursor's index
+    /// is on that block's marker, does what the thread that claimed the
+    /// block's last slot would do; gives the ticket back
+    /// (proofs-notes/injector.md#tickets).
+    pub(super) fn help(&self, side: Side, spare: &mut *mut Block<T>) {
+        let policy = self.policy;
+        let cursor = self.cursor(side);
+        let block = self.take_ticket(side);
+        // SAFETY: the ticket keeps the block allocated
+        // (proofs-notes/injector.md#tickets).
+        let block_lap = unsafe { (*block).lap() };
+        // Ordering: Acquire, as the cursor's other index loads
+        // (proofs-notes/injector.md#block-of-an-index).
+        let index = cursor.index.load(match side {
+            Side::Tail => choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed),
+            Side::Head => choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed),
+        });
+        if offset(index) == BLOCK_CAP {
+            if block_lap == lap(index) {
+                // SAFETY: the ticket is a hold on the block; the index is on
+                // its marker, so every position of it is claimed.
+                unsafe { self.advance(side, block, index, spare) };
+            } else if block_lap == next_lap(lap(index)) {
+                // The block pointer is already moved; only the index is left.
+                self.move_index(side, index);
+            }
+        }
+        // SAFETY: our ticket, taken above.
+        unsafe { self.drop_ticket(side, block) };
+    }
+
+    /// Takes a ticket on the cursor's current block and returns the block.
+    fn take_ticket(&self, side: Side) -> *mut Block<T> {
+        let policy = self.policy;
+        let cursor = self.cursor(side);
+        let mut round = 0;
+        // Ordering: Acquire: the block is seen initialised (its lap), as by
+        // the cursor's other block loads (proofs-notes/injector.md#tickets).
+        let mut word = cursor
+            .block
+            .load(choose!(policy, InjectorTicketAcquire, Acquire, Relaxed));
+        loop {
+            if tickets(word) == TICKETS {
+                // As many helpers as the word can count: wait for one to
+                // leave (proofs-notes/injector.md#progress).
+                wait_round(round);
+                round = round.saturating_add(1);
+                // Ordering: Acquire, as above (proofs-notes/injector.md#tickets).
+                word = cursor
+                    .block
+                    .load(choose!(policy, InjectorTicketAcquire, Acquire, Relaxed));
+                continue;
+            }
+            // Ordering: Acquire, as above; the block cannot be freed while
+            // the word counts our ticket (proofs-notes/injector.md#tickets).
+            match cursor.block.compare_exchange(
+                word,
+                word.wrapping_byte_add(1),
+                choose!(policy, InjectorTicketAcquire, Acquire, Relaxed),
+                choose!(policy, InjectorTicketAcquire, Acquire, Relaxed),
+            ) {
+                Ok(_) => return untag(word),
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Gives back a ticket on `block` taken with `take_ticket`.
+    ///
+    /// # Safety
+    /// The caller holds a ticket on `block` and does not touch it afterwards.
+    unsafe fn drop_ticket(&self, side: Side, block: *mut Block<T>) {
+        let policy = self.policy;
+        let cursor = self.cursor(side);
+        // Ordering: Relaxed: a guess for the CAS, which checks it
+        // (proofs-notes/injector.md#tickets).
+        let mut word = cursor.block.load(Relaxed);
+        loop {
+            if untag(word) != block {
+                // The cursor has moved on and handed its tickets over to the
+                // block (the block is alive, so no other block has its
+                // address, and the cursor never comes back to it).
+                // SAFETY: forwarded from the caller.
+                unsafe { self.release_tickets(side, block, 1usize.wrapping_neg()) };
+                return;
+            }
+            // Ordering: Release: our reads of the block happen before whoever
+            // moves the cursor off it, and so before its free
+            // (proofs-notes/injector.md#tickets). Relaxed on failure: re-checked.
+            match cursor.block.compare_exchange(
+                word,
+                word.wrapping_byte_sub(1),
+                choose!(policy, InjectorTicketRelease, Release, Relaxed),
+                Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Adds `delta` (wrapping) to the tickets the cursor of `side` handed
+    /// over to `block`; whoever brings the count to zero releases the
+    /// cursor's share of the block.
+    ///
+    /// # Safety
+    /// The caller holds a ticket on `block`, or is the thread whose CAS
+    /// moved the cursor off it (handing over), and does not touch it after.
+    unsafe fn release_tickets(&self, side: Side, block: *mut Block<T>, delta: usize) {
+        // SAFETY: the caller's hold, which this call gives up.
+        let count = unsafe { &(*block).tickets[side as usize] };
+        // Ordering: AcqRel: every ticket holder's reads of the block happen
+        // before the release of the share (proofs-notes/injector.md#tickets).
+        let before = count.fetch_add(
+            delta,
+            choose!(self.policy, InjectorShareAcqRel, AcqRel, Relaxed),
+        );
+        if before.wrapping_add(delta) == 0 {
+            // SAFETY: the last hold of this cursor on the block.
+            unsafe { self.release_share(block) };
+        }
+    }
+
+    /// Moves the cursor of `side` from the marker `marker` of `block` to the
+    /// first position of the next block, linking that block first if no one
+    /// has. Every step is a CAS that only one thread's call makes, so any
+    /// number of threads may call this for the same block end.
+    ///
+    /// # Safety
+    /// The caller holds a claim in `block` or a ticket on it, and the
+    /// cursor's index has reached `marker`, the block's marker.
+    pub(super) unsafe fn advance(
+        &self,
+        side: Side,
+        block: *mut Block<T>,
+        marker: u64,
+        spare: &mut *mut Block<T>,
+    ) {
+        let policy = self.policy;
+        let cursor = self.cursor(side);
+        // SAFETY: the caller's hold on the block.
+        let current = unsafe { &*block };
+        let next = self.link(current, spare);
+        let mut word = cursor.load_block_word(policy);
+        while untag(word) == block {
+            // Ordering: AcqRel: release, so that a thread that reads the next
+            // lap's index reads the next block (block-of-an-index); acquire,
+            // so that the tickets given back before it happen before the
+            // free (proofs-notes/injector.md#tickets). Acquire on failure, as
+            // the loads. Two mutants weaken the success ordering: the
+            // cursor's own to Release, the block pointers' to Acquire.
+            match cursor.block.compare_exchange(
+                word,
+                next,
+                choose!(
+                    policy,
+                    InjectorCursorCasAcquire,
+                    choose!(policy, InjectorBlockPointerAcqRel, AcqRel, Acquire),
+                    Release
+                ),
+                choose!(policy, InjectorBlockPointerAcqRel, Acquire, Relaxed),
+            ) {
+                Ok(_) => {
+                    // The tickets still counted in the word are now counted
+                    // by the block.
+                    // SAFETY: the caller's hold on the block.
+                    unsafe { self.release_tickets(side, block, tickets(word)) };
+                    break;
+                }
+                Err(found) => word = found,
+            }
+        }
+        self.move_index(side, marker);
+    }
+
+    /// Moves the cursor's index from `marker` to the next lap, once the
+    /// caller has seen its block pointer moved to the next block.
+    fn move_index(&self, side: Side, marker: u64) {
+        let policy = self.policy;
+        let mut new_index = (marker & !HAS_NEXT).wrapping_add(ONE);
+        let publish = match side {
+            Side::Tail => choose!(policy, InjectorTailPublishRelease, Release, Relaxed),
+            Side::Head => {
+                // Ordering: Relaxed: only a hint. If the tail is at or past
+                // the marker of the next block, every slot of that block is
+                // claimed by a push (proofs-notes/injector.md#empty).
+                let tail = self.tail.index.load(Relaxed);
+                let ahead = position(tail).wrapping_sub(position(new_index)) & POSITION_MASK;
+                if ahead >= BLOCK_CAP as u64 && ahead < POSITION_MASK / 2 {
+                    new_index |= HAS_NEXT;
+                }
+                choose!(policy, InjectorHeadPublishRelease, Release, Relaxed)
+            }
+        };
+        // Ordering: Release: a thread that reads the new lap's index also
+        // reads the new block pointer (proofs-notes/injector.md#block-of-an-index).
+        // Relaxed on failure: another thread moved it.
+        let _ = self
+            .cursor(side)
+            .index
+            .compare_exchange(marker, new_index, publish, Relaxed);
+    }
+
+    /// The block after `block`, linked now if no one has.
+    fn link(&self, block: &Block<T>, spare: &mut *mut Block<T>) -> *mut Block<T> {
+        let policy = self.policy;
+        // Ordering: Acquire: the new block is seen initialised
+        // (proofs-notes/injector.md#next-block).
+        let next = block
+            .next
+            .load(choose!(policy, InjectorNextAcquire, Acquire, Relaxed));
+        if !next.is_null() {
+            return next;
+        }
+        let fresh = if spare.is_null() {
+            Block::new()
+        } else {
+            core::mem::replace(spare, ptr::null_mut())
+        };
+        // SAFETY: `fresh` is not published.
+        unsafe { Block::set_lap(fresh, next_lap(block.lap())) };
+        // Ordering: Release: whoever follows the link sees the new block
+        // initialised; Acquire on failure, for the winner's block
+        // (proofs-notes/injector.md#next-block).
+        match block.next.compare_exchange(
+            ptr::null_mut(),
+            fresh,
+            choose!(policy, InjectorNextRelease, Release, Relaxed),
+            choose!(policy, InjectorNextAcquire, Acquire, Relaxed),
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                *spare = fresh;
+                winner
+            }
+        }
+    }
+
+    /// Looks at the head (and, unless `HAS_NEXT`, at the tail) for a steal
+    /// that may take up to `limit` positions.
+    #[inline]
+    pub(super) fn look(&self, limit: usize) -> Steal<Look<T>> {
+        let policy = self.policy;
+        loop {
+            // Ordering: Acquire: reads the head index of a completed move to
+            // a new block, so the block loaded next is that one, and inherits
+            // what earlier steals saw of the tail (proofs-notes/injector.md#block-of-an-index,
+            // #read-read-coherence).
+            let head =
+                self.head
+                    .index
+                    .load(choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed));
+            let block = untag(self.head.load_block_word(policy));
+            let offset = offset(head);
+            if offset == BLOCK_CAP {
+                // Another steal claimed the block's last slot: help the head
+                // over the block end (proofs-notes/injector.md#tickets).
+                let mut spare = ptr::null_mut();
+                self.help(Side::Head, &mut spare);
+                if !spare.is_null() {
+                    // SAFETY: lost the race to link it: never published.
+                    unsafe { Block::free(spare) };
+                }
+                continue;
+            }
+            let rest_of_block = BLOCK_CAP - offset;
+            let mut next_head = head.wrapping_add(ONE);
+            let batch = if head & HAS_NEXT != 0 {
+                rest_of_block.min(limit)
+            } else {
+                // Ordering: SeqCst fence: the steal sees every push whose CAS
+                // precedes it in the single total order, which is what makes
+                // `Empty` linearizable and keeps clients' store-buffering
+                // handshakes sound (proofs-notes/injector.md#empty).
+                fence_if(choose!(policy, InjectorStealFence, Some(SeqCst), None));
+                // Ordering: Relaxed, ordered by the fence above
+                // (proofs-notes/injector.md#empty). A tail on a marker is the
+                // next lap's first position.
+                let tail = past_marker(self.tail.index.load(Relaxed));
+                if position(head) == position(tail) {
+                    return Steal::Empty;
+                }
+                if !same_lap(head, tail) {
+                    next_head |= HAS_NEXT;
+                    rest_of_block.min(limit)
+                } else {
+                    let len =
+                        (position(tail).wrapping_sub(position(head)) & POSITION_MASK) as usize;
+                    len.div_ceil(2).min(limit)
+                }
+            };
+            return Steal::Success(Look {
+                head,
+                block,
+                offset,
+                next_head,
+                batch,
+            });
+        }
+    }
+
+    /// The CAS that claims `count` positions from `seen.head`.
+    #[inline]
+    pub(super) fn claim(&self, seen: &Look<T>, count: usize) -> bool {
+        let policy = self.policy;
+        let new_head = seen.next_head.wrapping_add((count as u64 - 1) * ONE);
+        // Ordering: SeqCst success, whose release half hands what this steal
+        // saw of the tail to the steals that read this head
+        // (proofs-notes/injector.md#read-read-coherence). Relaxed on failure:
+        // nothing read is used.
+        self.head
+            .index
+            .compare_exchange(
+                seen.head,
+                new_head,
+                choose!(policy, InjectorHeadCasSeqCst, SeqCst, Relaxed),
+                Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// After a claim of `count` positions that reached the block's last
+    /// slot: moves the head to the next block (any steal may help with it).
+    ///
+    /// # Safety
+    /// The caller's claim, not yet finished.
+    pub(super) unsafe fn move_head_on(&self, seen: &Look<T>, count: usize) {
+        self.pause(Pause::LastSlotStolen);
+        let marker = seen.next_head.wrapping_add((count as u64 - 1) * ONE);
+        let mut spare = ptr::null_mut();
+        // SAFETY: the caller's claim is a hold on the block.
+        unsafe { self.advance(Side::Head, seen.block, marker, &mut spare) };
+        if !spare.is_null() {
+            // SAFETY: lost the race to link it: never published.
+            unsafe { Block::free(spare) };
+        }
+    }
+
+    /// A snapshot of both indices at one moment: the tail is loaded before
+    /// and after the head, and only an unchanged tail is used
+    /// (proofs-notes/injector.md#len). Each position on a block's marker is
+    /// moved on to the next lap's first slot.
+    pub(super) fn indices(&self) -> (u64, u64) {
+        loop {
+            // Ordering: SeqCst, as crossbeam's: a client's store-buffering
+            // handshake around `is_empty` holds
+            // (proofs-notes/injector.md#len).
+            let tail = self.tail.index.load(SeqCst);
+            let head = self.head.index.load(SeqCst);
+            if self.tail.index.load(SeqCst) == tail {
+                let fix = |index: u64| {
+                    let position = position(index);
+                    if position % LAP == LAP - 1 {
+                        position.wrapping_add(1) & POSITION_MASK
+                    } else {
+                        position
+                    }
+                };
+                return (fix(head), fix(tail));
+            }
+        }
+    }
+}
