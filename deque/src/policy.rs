@@ -12,8 +12,6 @@
 //! give each function with a site of a mutant (or the code a logic mutant
 //! changes) a copy for that mutant, which the function calls when its
 //! deque carries it. In the chase-lev crate `Policy` is a zero-sized type.
-//! (The injector's sites are still written `choose!(policy, Site, correct,
-//! weakened)`, with the weakening at the site.)
 
 use crate::sync::Ordering::{self, Relaxed, Release};
 
@@ -106,30 +104,6 @@ macro_rules! site {
 }
 pub(crate) use site;
 
-/// Picks `correct`, unless this policy's mutant weakens `site`: written at
-/// each ordering's site, as in `inner.top.load(choose!(policy,
-/// PushTopAcquire, Acquire, Relaxed))`.
-macro_rules! choose {
-    ($policy:expr, $site:ident, $correct:expr, $weakened:expr) => {{
-        #[cfg(chase_lev_mutants)]
-        {
-            if $policy.mutant == Some($crate::policy::Mutant::$site) {
-                $weakened
-            } else {
-                $correct
-            }
-        }
-        #[cfg(not(chase_lev_mutants))]
-        {
-            // Only the mutant builds read the policy and the weakened value.
-            let _ = $policy;
-            let _weakened = if false { $weakened } else { $correct };
-            $correct
-        }
-    }};
-}
-pub(crate) use choose;
-
 /// The ordering of every owner store to `bottom`: Relaxed, as in Lê et al.,
 /// published by the release fence in push. ThreadSanitizer does not model
 /// fences, so the build made for it (`--cfg chase_lev_sanitize_thread`, see
@@ -139,11 +113,3 @@ pub(crate) const RELAXED_UNLESS_TSAN: Ordering = if cfg!(chase_lev_sanitize_thre
 } else {
     Relaxed
 };
-
-/// Issues `fence(ordering)`, or nothing for `None` (a removed fence).
-#[inline(always)]
-pub(crate) fn fence_if(ordering: Option<Ordering>) {
-    if let Some(ordering) = ordering {
-        crate::sync::fence(ordering);
-    }
-}

@@ -223,6 +223,46 @@ fn capitalised(text: &str) -> String {
     }
 }
 
+/// `text` with every `site!(..)` that rustfmt spread over several lines
+/// joined into one, so that each site is a piece of one line (the mutant
+/// builds' source need not be pretty).
+fn sites_on_one_line(text: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut open_parens = 0i32;
+    for line in text.lines() {
+        if open_parens > 0 {
+            let joined = out.last_mut().expect("a site's first line");
+            joined.push(' ');
+            joined.push_str(line.trim());
+        } else {
+            out.push(line.to_string());
+        }
+        let code = match line.find("//") {
+            Some(comment) => &line[..comment],
+            None => line,
+        };
+        if open_parens > 0 {
+            open_parens += depth_change(code);
+        } else if let Some(at) = code.find("site!(") {
+            if !code.contains("($site:ident") {
+                open_parens = depth_change(&code[at..]);
+            }
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+/// The `(`s minus the `)`s of `code`.
+fn depth_change(code: &str) -> i32 {
+    code.chars()
+        .map(|c| match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Parses a `weakens:` value: `` `correct` to `weakened` `` pairs,
 /// separated by commas (`` `()` `` for a fence removed).
 fn weakenings(mutant: &str, value: &str) -> Vec<(String, String)> {
@@ -328,6 +368,7 @@ fn generate_patched_source(records: &[Record]) {
     }
     let mut weakened_somewhere: Vec<&str> = Vec::new();
     for (name, text) in &mut files {
+        *text = sites_on_one_line(text);
         let mut patches: Vec<Change> = records
             .iter()
             .flat_map(|record| {
@@ -370,7 +411,13 @@ fn generate_patched_source(records: &[Record]) {
                     file: name.clone(),
                     find: whole,
                     find_is_block: false,
-                    with: weakened,
+                    // Qualified: the file need not import the weaker ordering.
+                    with: match weakened.as_str() {
+                        "Relaxed" | "Release" | "Acquire" | "AcqRel" | "SeqCst" => {
+                            format!("crate::sync::Ordering::{weakened}")
+                        }
+                        _ => weakened,
+                    },
                 },
                 site: Some(site),
             });

@@ -11,12 +11,12 @@ use core::ptr;
 
 use super::cursors::{offset, position, untag, HAS_NEXT, ONE};
 use super::Injector;
-use crate::policy::choose;
+use crate::policy::site;
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 use crate::sync::Named;
 use crate::sync::{
     wait_round, AtomicPtr, AtomicUsize,
-    Ordering::{AcqRel, Acquire, Relaxed, Release},
+    Ordering::{AcqRel, Acquire, Relaxed},
     SlotCell,
 };
 
@@ -158,13 +158,10 @@ impl<T> Injector<T> {
     /// # Safety
     /// The caller claimed the slot and has not finished it.
     pub(super) unsafe fn resolve(&self, slot: &Slot<T>) -> bool {
-        let policy = self.policy;
         let mut round = 0;
         // Ordering: Acquire, paired with the push's release CAS: the task's
         // bytes are visible (proofs-notes/injector.md#task-publication).
-        let mut state = slot
-            .state
-            .load(choose!(policy, InjectorWriteAcquire, Acquire, Relaxed));
+        let mut state = slot.state.load(site!(InjectorWriteAcquire, Acquire));
         loop {
             if state & WRITE != 0 {
                 return true;
@@ -173,9 +170,7 @@ impl<T> Injector<T> {
                 wait_round(round);
                 round += 1;
                 // Ordering: Acquire, as above (proofs-notes/injector.md#task-publication).
-                state = slot
-                    .state
-                    .load(choose!(policy, InjectorWriteAcquire, Acquire, Relaxed));
+                state = slot.state.load(site!(InjectorWriteAcquire, Acquire));
                 continue;
             }
             // Ordering: Relaxed success: the steal has touched nothing of the
@@ -186,7 +181,7 @@ impl<T> Injector<T> {
                 state,
                 state | ABANDONED,
                 Relaxed,
-                choose!(policy, InjectorWriteAcquire, Acquire, Relaxed),
+                site!(InjectorWriteAcquire, Acquire),
             ) {
                 Ok(_) => return false,
                 Err(current) => state = current,
@@ -223,10 +218,9 @@ impl<T> Injector<T> {
             // this thread's read before the free; acquire so that if the
             // freer left the free to us, we free after its checks
             // (proofs-notes/injector.md#reclamation).
-            let state = slot.state.fetch_or(
-                READ,
-                choose!(self.policy, InjectorReadDoneRelease, AcqRel, Acquire),
-            );
+            let state = slot
+                .state
+                .fetch_or(READ, site!(InjectorReadDoneRelease, AcqRel));
             if state & DESTROY != 0 {
                 // The freer found every slot above this one finished; ours
                 // below it are marked already (we mark from the bottom up).
@@ -251,7 +245,6 @@ impl<T> Injector<T> {
     /// Every position of the block has been claimed, the slots from `count`
     /// up are finished, and the caller does not touch `block` afterwards.
     pub(super) unsafe fn destroy(&self, block: *mut Block<T>, count: usize) {
-        let policy = self.policy;
         for offset in (0..count).rev() {
             // SAFETY: a slot below `count` not finished keeps the block
             // allocated; one that is finished cannot release the share
@@ -260,15 +253,11 @@ impl<T> Injector<T> {
             // Ordering: Acquire, then AcqRel, paired with the finisher's AcqRel
             // mark: a finished slot's users are done before the free; an
             // unfinished one is handed the free (proofs-notes/injector.md#reclamation).
-            if slot
-                .state
-                .load(choose!(policy, InjectorDestroyAcquire, Acquire, Relaxed))
-                & READ
-                == 0
-                && slot.state.fetch_or(
-                    DESTROY,
-                    choose!(policy, InjectorDestroyAcquire, AcqRel, Release),
-                ) & READ
+            if slot.state.load(site!(InjectorDestroyAcquire, Acquire)) & READ == 0
+                && slot
+                    .state
+                    .fetch_or(DESTROY, site!(InjectorDestroyAcquire, AcqRel))
+                    & READ
                     == 0
             {
                 return;
@@ -288,11 +277,7 @@ impl<T> Injector<T> {
         let released = unsafe { &(*block).released };
         // Ordering: AcqRel: the holders of the other two shares finished with
         // the block before the free (proofs-notes/injector.md#reclamation).
-        if released.fetch_add(
-            1,
-            choose!(self.policy, InjectorShareAcqRel, AcqRel, Relaxed),
-        ) == 2
-        {
+        if released.fetch_add(1, site!(InjectorShareAcqRel, AcqRel)) == 2 {
             // SAFETY: all three shares released: every slot is finished and
             // both cursors have moved off the block with no ticket left on it
             // (proofs-notes/injector.md#reclamation).

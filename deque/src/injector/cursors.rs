@@ -9,10 +9,10 @@ use core::ptr;
 
 use super::blocks::{Block, BLOCK_CAP, LAP};
 use super::{Injector, Pause};
-use crate::policy::{choose, fence_if, Policy};
+use crate::policy::{site, Policy};
 use crate::steal::Steal;
 use crate::sync::{
-    wait_round, AtomicPtr, AtomicU64,
+    fence, wait_round, AtomicPtr, AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
 };
 
@@ -105,16 +105,11 @@ impl<T> Cursor<T> {
     /// that push, `look` and `advance` make (the ticket CAS of `take_ticket`
     /// and the guess of `drop_ticket` are their own).
     #[inline(always)]
-    pub(super) fn load_block_word(&self, policy: Policy) -> *mut Block<T> {
+    pub(super) fn load_block_word(&self, _policy: Policy) -> *mut Block<T> {
         // Ordering: Acquire: after an acquire load of the index, the block
         // is the one that index is in, not older, not newer
         // (proofs-notes/injector.md#block-of-an-index).
-        self.block.load(choose!(
-            policy,
-            InjectorBlockPointerAcqRel,
-            Acquire,
-            Relaxed
-        ))
+        self.block.load(site!(InjectorBlockPointerAcqRel, Acquire))
     }
 }
 
@@ -146,7 +141,6 @@ impl<T> Injector<T> {
     /// block's last slot would do; gives the ticket back
     /// (proofs-notes/injector.md#tickets).
     pub(super) fn help(&self, side: Side, spare: &mut *mut Block<T>) {
-        let policy = self.policy;
         let cursor = self.cursor(side);
         let block = self.take_ticket(side);
         // SAFETY: the ticket keeps the block allocated
@@ -155,8 +149,8 @@ impl<T> Injector<T> {
         // Ordering: Acquire, as the cursor's other index loads
         // (proofs-notes/injector.md#block-of-an-index).
         let index = cursor.index.load(match side {
-            Side::Tail => choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed),
-            Side::Head => choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed),
+            Side::Tail => site!(InjectorTailIndexAcquire, Acquire),
+            Side::Head => site!(InjectorHeadIndexAcquire, Acquire),
         });
         if offset(index) == BLOCK_CAP {
             if block_lap == lap(index) {
@@ -174,14 +168,11 @@ impl<T> Injector<T> {
 
     /// Takes a ticket on the cursor's current block and returns the block.
     fn take_ticket(&self, side: Side) -> *mut Block<T> {
-        let policy = self.policy;
         let cursor = self.cursor(side);
         let mut round = 0;
         // Ordering: Acquire: the block is seen initialised (its lap), as by
         // the cursor's other block loads (proofs-notes/injector.md#tickets).
-        let mut word = cursor
-            .block
-            .load(choose!(policy, InjectorTicketAcquire, Acquire, Relaxed));
+        let mut word = cursor.block.load(site!(InjectorTicketAcquire, Acquire));
         loop {
             if tickets(word) == TICKETS {
                 // As many helpers as the word can count: wait for one to
@@ -189,9 +180,7 @@ impl<T> Injector<T> {
                 wait_round(round);
                 round = round.saturating_add(1);
                 // Ordering: Acquire, as above (proofs-notes/injector.md#tickets).
-                word = cursor
-                    .block
-                    .load(choose!(policy, InjectorTicketAcquire, Acquire, Relaxed));
+                word = cursor.block.load(site!(InjectorTicketAcquire, Acquire));
                 continue;
             }
             // Ordering: Acquire, as above; the block cannot be freed while
@@ -199,8 +188,8 @@ impl<T> Injector<T> {
             match cursor.block.compare_exchange(
                 word,
                 word.wrapping_byte_add(1),
-                choose!(policy, InjectorTicketAcquire, Acquire, Relaxed),
-                choose!(policy, InjectorTicketAcquire, Acquire, Relaxed),
+                site!(InjectorTicketAcquire, Acquire),
+                site!(InjectorTicketAcquire, Acquire),
             ) {
                 Ok(_) => return untag(word),
                 Err(current) => word = current,
@@ -213,7 +202,6 @@ impl<T> Injector<T> {
     /// # Safety
     /// The caller holds a ticket on `block` and does not touch it afterwards.
     unsafe fn drop_ticket(&self, side: Side, block: *mut Block<T>) {
-        let policy = self.policy;
         let cursor = self.cursor(side);
         // Ordering: Relaxed: a guess for the CAS, which checks it
         // (proofs-notes/injector.md#tickets).
@@ -233,7 +221,7 @@ impl<T> Injector<T> {
             match cursor.block.compare_exchange(
                 word,
                 word.wrapping_byte_sub(1),
-                choose!(policy, InjectorTicketRelease, Release, Relaxed),
+                site!(InjectorTicketRelease, Release),
                 Relaxed,
             ) {
                 Ok(_) => return,
@@ -254,10 +242,7 @@ impl<T> Injector<T> {
         let count = unsafe { &(*block).tickets[side as usize] };
         // Ordering: AcqRel: every ticket holder's reads of the block happen
         // before the release of the share (proofs-notes/injector.md#tickets).
-        let before = count.fetch_add(
-            delta,
-            choose!(self.policy, InjectorShareAcqRel, AcqRel, Relaxed),
-        );
+        let before = count.fetch_add(delta, site!(InjectorShareAcqRel, AcqRel));
         if before.wrapping_add(delta) == 0 {
             // SAFETY: the last hold of this cursor on the block.
             unsafe { self.release_share(block) };
@@ -295,13 +280,11 @@ impl<T> Injector<T> {
             match cursor.block.compare_exchange(
                 word,
                 next,
-                choose!(
-                    policy,
+                site!(
                     InjectorCursorCasAcquire,
-                    choose!(policy, InjectorBlockPointerAcqRel, AcqRel, Acquire),
-                    Release
+                    site!(InjectorBlockPointerAcqRel, AcqRel)
                 ),
-                choose!(policy, InjectorBlockPointerAcqRel, Acquire, Relaxed),
+                site!(InjectorBlockPointerAcqRel, Acquire),
             ) {
                 Ok(_) => {
                     // The tickets still counted in the word are now counted
@@ -319,10 +302,9 @@ impl<T> Injector<T> {
     /// Moves the cursor's index from `marker` to the next lap, once the
     /// caller has seen its block pointer moved to the next block.
     fn move_index(&self, side: Side, marker: u64) {
-        let policy = self.policy;
         let mut new_index = (marker & !HAS_NEXT).wrapping_add(ONE);
         let publish = match side {
-            Side::Tail => choose!(policy, InjectorTailPublishRelease, Release, Relaxed),
+            Side::Tail => site!(InjectorTailPublishRelease, Release),
             Side::Head => {
                 // Ordering: Relaxed: only a hint. If the tail is at or past
                 // the marker of the next block, every slot of that block is
@@ -332,7 +314,7 @@ impl<T> Injector<T> {
                 if ahead >= BLOCK_CAP as u64 && ahead < POSITION_MASK / 2 {
                     new_index |= HAS_NEXT;
                 }
-                choose!(policy, InjectorHeadPublishRelease, Release, Relaxed)
+                site!(InjectorHeadPublishRelease, Release)
             }
         };
         // Ordering: Release: a thread that reads the new lap's index also
@@ -346,12 +328,9 @@ impl<T> Injector<T> {
 
     /// The block after `block`, linked now if no one has.
     fn link(&self, block: &Block<T>, spare: &mut *mut Block<T>) -> *mut Block<T> {
-        let policy = self.policy;
         // Ordering: Acquire: the new block is seen initialised
         // (proofs-notes/injector.md#next-block).
-        let next = block
-            .next
-            .load(choose!(policy, InjectorNextAcquire, Acquire, Relaxed));
+        let next = block.next.load(site!(InjectorNextAcquire, Acquire));
         if !next.is_null() {
             return next;
         }
@@ -368,8 +347,8 @@ impl<T> Injector<T> {
         match block.next.compare_exchange(
             ptr::null_mut(),
             fresh,
-            choose!(policy, InjectorNextRelease, Release, Relaxed),
-            choose!(policy, InjectorNextAcquire, Acquire, Relaxed),
+            site!(InjectorNextRelease, Release),
+            site!(InjectorNextAcquire, Acquire),
         ) {
             Ok(_) => fresh,
             Err(winner) => {
@@ -389,10 +368,10 @@ impl<T> Injector<T> {
             // a new block, so the block loaded next is that one, and inherits
             // what earlier steals saw of the tail (proofs-notes/injector.md#block-of-an-index,
             // #read-read-coherence).
-            let head =
-                self.head
-                    .index
-                    .load(choose!(policy, InjectorHeadIndexAcquire, Acquire, Relaxed));
+            let head = self
+                .head
+                .index
+                .load(site!(InjectorHeadIndexAcquire, Acquire));
             let block = untag(self.head.load_block_word(policy));
             let offset = offset(head);
             if offset == BLOCK_CAP {
@@ -415,7 +394,7 @@ impl<T> Injector<T> {
                 // precedes it in the single total order, which is what makes
                 // `Empty` linearizable and keeps clients' store-buffering
                 // handshakes sound (proofs-notes/injector.md#empty).
-                fence_if(choose!(policy, InjectorStealFence, Some(SeqCst), None));
+                site!(InjectorStealFence, fence(SeqCst));
                 // Ordering: Relaxed, ordered by the fence above
                 // (proofs-notes/injector.md#empty). A tail on a marker is the
                 // next lap's first position.
@@ -445,7 +424,6 @@ impl<T> Injector<T> {
     /// The CAS that claims `count` positions from `seen.head`.
     #[inline]
     pub(super) fn claim(&self, seen: &Look<T>, count: usize) -> bool {
-        let policy = self.policy;
         let new_head = seen.next_head.wrapping_add((count as u64 - 1) * ONE);
         // Ordering: SeqCst success, whose release half hands what this steal
         // saw of the tail to the steals that read this head
@@ -456,7 +434,7 @@ impl<T> Injector<T> {
             .compare_exchange(
                 seen.head,
                 new_head,
-                choose!(policy, InjectorHeadCasSeqCst, SeqCst, Relaxed),
+                site!(InjectorHeadCasSeqCst, SeqCst),
                 Relaxed,
             )
             .is_ok()

@@ -71,7 +71,7 @@ use core::ptr;
 use crossbeam_utils::CachePadded;
 
 use crate::deque::{index_space_exhausted, Flavor};
-use crate::policy::{choose, Policy};
+use crate::policy::{site, Policy};
 use crate::steal::Steal;
 use crate::sync::{
     AtomicPtr, AtomicU64, Named,
@@ -192,10 +192,10 @@ impl<T> Injector<T> {
         loop {
             // Ordering: Acquire, so that the block loaded next is at least the
             // one whose lap this index is in (proofs-notes/injector.md#block-of-an-index).
-            let mut tail =
-                self.tail
-                    .index
-                    .load(choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed));
+            let mut tail = self
+                .tail
+                .index
+                .load(site!(InjectorTailIndexAcquire, Acquire));
             let mut block = untag(self.tail.load_block_word(policy));
             let claimed = loop {
                 let offset = offset(tail);
@@ -205,12 +205,10 @@ impl<T> Injector<T> {
                     // claimed the last one (proofs-notes/injector.md#tickets).
                     self.help(Side::Tail, &mut spare);
                     // Ordering: Acquire, as above (proofs-notes/injector.md#block-of-an-index).
-                    tail = self.tail.index.load(choose!(
-                        policy,
-                        InjectorTailIndexAcquire,
-                        Acquire,
-                        Relaxed
-                    ));
+                    tail = self
+                        .tail
+                        .index
+                        .load(site!(InjectorTailIndexAcquire, Acquire));
                     block = untag(self.tail.load_block_word(policy));
                     continue;
                 }
@@ -225,8 +223,8 @@ impl<T> Injector<T> {
                 match self.tail.index.compare_exchange_weak(
                     tail,
                     next_tail,
-                    choose!(policy, InjectorPushCasSeqCst, SeqCst, Relaxed),
-                    choose!(policy, InjectorTailIndexAcquire, Acquire, Relaxed),
+                    site!(InjectorPushCasSeqCst, SeqCst),
+                    site!(InjectorTailIndexAcquire, Acquire),
                 ) {
                     Ok(_) => break offset,
                     Err(current) => {
@@ -263,7 +261,7 @@ impl<T> Injector<T> {
                 match slot.state.compare_exchange(
                     state,
                     state | WRITE,
-                    choose!(policy, InjectorWriteRelease, Release, Relaxed),
+                    site!(InjectorWriteRelease, Release),
                     Relaxed,
                 ) {
                     Ok(_) => break true,
@@ -280,10 +278,9 @@ impl<T> Injector<T> {
             task = unsafe { slot.task.read() };
             // Ordering: AcqRel, as a steal's mark of a slot it read
             // (proofs-notes/injector.md#reclamation).
-            let state = slot.state.fetch_or(
-                READ,
-                choose!(policy, InjectorReadDoneRelease, AcqRel, Acquire),
-            );
+            let state = slot
+                .state
+                .fetch_or(READ, site!(InjectorReadDoneRelease, AcqRel));
             if state & DESTROY != 0 {
                 // SAFETY: the freer found every slot above ours finished.
                 unsafe { self.destroy(block, claimed) };
