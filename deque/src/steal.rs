@@ -118,6 +118,19 @@ impl<T> Steal<T> {
     }
 }
 
+/// The value of a `Success`; on `Empty` or `Retry`, returns that from the
+/// enclosing function (what `?` would do, had `Steal` a stable `Try`).
+macro_rules! success_or_return {
+    ($attempt:expr) => {
+        match $attempt {
+            $crate::steal::Steal::Success(value) => value,
+            $crate::steal::Steal::Empty => return $crate::steal::Steal::Empty,
+            $crate::steal::Steal::Retry => return $crate::steal::Steal::Retry,
+        }
+    };
+}
+pub(crate) use success_or_return;
+
 impl<T> fmt::Debug for Steal<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

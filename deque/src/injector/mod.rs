@@ -70,9 +70,10 @@ use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
+use crate::batch::assert_batch_limit;
 use crate::deque::{index_space_exhausted, Flavor};
 use crate::policy::{site, Policy};
-use crate::steal::Steal;
+use crate::steal::{success_or_return, Steal};
 use crate::sync::{
     AtomicPtr, AtomicU64, Named,
     Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
@@ -316,11 +317,7 @@ impl<T> Injector<T> {
     /// assert_eq!(injector.steal(), Steal::Empty);
     /// ```
     pub fn steal(&self) -> Steal<T> {
-        let seen = match self.look(1) {
-            Steal::Success(seen) => seen,
-            Steal::Empty => return Steal::Empty,
-            Steal::Retry => return Steal::Retry,
-        };
+        let seen = success_or_return!(self.look(1));
         if !self.claim(&seen, 1) {
             return Steal::Retry;
         }
@@ -404,15 +401,8 @@ impl<T> Injector<T> {
     /// assert_eq!(worker.pop(), None);
     /// ```
     pub fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
-        assert!(
-            limit > 0,
-            "chase-lev: a batch steal needs a limit of at least 1"
-        );
-        match self.steal_batch_into(dest, limit, false) {
-            Steal::Success(_) => Steal::Success(()),
-            Steal::Empty => Steal::Empty,
-            Steal::Retry => Steal::Retry,
-        }
+        assert_batch_limit(limit);
+        self.steal_batch_into(dest, limit, false).map(|_| ())
     }
 
     /// Steals a batch of tasks, returns the oldest and pushes the rest into
@@ -456,15 +446,9 @@ impl<T> Injector<T> {
     /// assert_eq!(worker.pop(), None);
     /// ```
     pub fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
-        assert!(
-            limit > 0,
-            "chase-lev: a batch steal needs a limit of at least 1"
-        );
-        match self.steal_batch_into(dest, limit, true) {
-            Steal::Success(task) => Steal::Success(task.expect("the first task is kept")),
-            Steal::Empty => Steal::Empty,
-            Steal::Retry => Steal::Retry,
-        }
+        assert_batch_limit(limit);
+        self.steal_batch_into(dest, limit, true)
+            .map(|task| task.expect("the first task is kept"))
     }
 
     /// The batch steal. With `keep_first`, the oldest task is returned
@@ -475,11 +459,7 @@ impl<T> Injector<T> {
         limit: usize,
         keep_first: bool,
     ) -> Steal<Option<T>> {
-        let seen = match self.look(limit) {
-            Steal::Success(seen) => seen,
-            Steal::Empty => return Steal::Empty,
-            Steal::Retry => return Steal::Retry,
-        };
+        let seen = success_or_return!(self.look(limit));
         let keep = usize::from(keep_first);
         // Room first (a bounded destination may have less), before anything
         // is claimed: a growable one grows here, and whatever panics here

@@ -415,17 +415,9 @@ fn injector_tasks_from_many_pushers_reach_many_stealers_exactly_once() {
 /// A steal's result with its task as an `Option`, so that the three kinds
 /// of steal in the test above share one match.
 fn some<T>(attempt: Steal<T>) -> Steal<Option<T>> {
-    match attempt {
-        Steal::Success(task) => Steal::Success(Some(task)),
-        Steal::Empty => Steal::Empty,
-        Steal::Retry => Steal::Retry,
-    }
+    attempt.map(Some)
 }
 
 fn none(attempt: Steal<()>) -> Steal<Option<usize>> {
-    match attempt {
-        Steal::Success(()) => Steal::Success(None),
-        Steal::Empty => Steal::Empty,
-        Steal::Retry => Steal::Retry,
-    }
+    attempt.map(|()| None)
 }
