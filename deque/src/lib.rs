@@ -222,6 +222,13 @@ pub use steal::Steal;
 pub use stealer::Stealer;
 pub use worker::Worker;
 
+// The crate README's example (README.md, shipped in the package) runs as a
+// doctest; the repository's README shows the same example
+// (tests/linearizability/tests/readme.rs checks that they are the same).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 /// The most tasks a batch steal moves when the caller gives no limit:
 /// [`Stealer::steal_batch`] and [`Injector::steal_batch`] take at most this
 /// many, [`Stealer::steal_batch_and_pop`] this many in all, and
