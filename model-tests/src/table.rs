@@ -64,16 +64,17 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                 ))?;
                 key = Some(match field {
                     "variant" | "change" | "litmus" | "survivor" | "why" => field,
-                    // A logic mutant's source patch: the mutant builds'
+                    // A mutant's source change (an ordering mutant's
+                    // weakening, a logic mutant's patch): the mutant builds'
                     // build script applies it; nothing here reads it.
-                    "patch" | "find" | "with" | "planted for" => field,
+                    "weakens" | "patch" | "find" | "with" | "planted for" => field,
                     other => return Err(format!("line {number}: unknown key `{other}`")),
                 });
                 (field, value)
             }
         };
         let text = match field {
-            "patch" | "find" | "with" | "planted for" => continue,
+            "weakens" | "patch" | "find" | "with" | "planted for" => continue,
             "variant" => &mut record.variant,
             "change" => &mut record.change,
             "litmus" => &mut record.litmus,
