@@ -47,14 +47,25 @@ impl Exploration {
 /// with loom's `LOOM_MAX_DURATION` (seconds) so that a run ends by itself.
 pub const EXHAUSTIVE_VAR: &str = "CHASE_LEV_LOOM_EXHAUSTIVE";
 
+/// Set to a number `n`, raises the bound of every scenario that has one by
+/// `n` (a scenario explored exhaustively stays so): how many interleavings
+/// lie beyond the test command's bounds (`model-tests/interleavings.sh`).
+pub const RAISE_VAR: &str = "CHASE_LEV_LOOM_RAISE";
+
 /// The preemption bound a scenario whose own bound is `own` runs with:
 /// `None` under `CHASE_LEV_LOOM_EXHAUSTIVE=1`, else `LOOM_MAX_PREEMPTIONS`
 /// if set (or `own` if that is lower: a budget never raises a scenario's
-/// bound), else `own`.
+/// bound), else `own`, raised by `CHASE_LEV_LOOM_RAISE` if set.
 pub fn preemption_bound(own: Option<usize>) -> Option<usize> {
     if std::env::var(EXHAUSTIVE_VAR).is_ok_and(|value| value == "1") {
         return None;
     }
+    let raise: usize = std::env::var(RAISE_VAR).map_or(0, |value| {
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{RAISE_VAR} must be a number"))
+    });
+    let own = own.map(|own| own + raise);
     match std::env::var("LOOM_MAX_PREEMPTIONS") {
         Ok(value) => {
             let budget: usize = value
