@@ -22,7 +22,10 @@ else
     mapfile -t scenarios < <(awk '/name: "/ { gsub(/.*name: "|",?$/, ""); name = $0 }
         /preemption_bound: Some/ { print name }' model-tests/src/scenarios.rs)
 fi
-cargo test --quiet --release -p model-tests --features loom --test loom_suite --no-run 2>/dev/null
+# The suite's binary, run directly, so that several of these scripts can
+# run side by side (cargo holds its lock while it runs a test).
+suite=$(cargo test --release -p model-tests --features loom --test loom_suite --no-run 2>&1 |
+    sed -n 's/.*Executable tests\/loom_suite.rs (\(.*\))$/\1/p')
 
 # One run: prints "bound|interleavings|seconds|finished".
 run() {
@@ -30,8 +33,7 @@ run() {
     shift
     local line
     line=$(env "$@" CHASE_LEV_LOOM_ONLY="$scenario" LOOM_MAX_DURATION="$budget" \
-        cargo test --quiet --release -p model-tests --features loom --test loom_suite 2>/dev/null |
-        grep -E "^$scenario +family" || true)
+        "$suite" 2>/dev/null | grep -E "^$scenario +family" || true)
     python3 - "$line" <<'PY'
 import re, sys
 line = sys.argv[1]
