@@ -169,11 +169,9 @@ impl<T> Stealer<T> {
         let Some((buffer, bottom)) = self.announced_buffer(&mut hazard, top, bottom) else {
             return Steal::Empty;
         };
-        let buffer = held_buffer(&hazard, buffer);
-        if !buffer.covers(top) {
-            // `top` has moved on: a lost race, as in `steal_from`.
+        let Some(buffer) = held_buffer(&hazard, buffer, top) else {
             return Steal::Retry;
-        }
+        };
         let first = Snapshot {
             top,
             bottom,
@@ -329,11 +327,9 @@ impl<T> Stealer<T> {
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             return Steal::Retry;
         }
-        let buffer = held_buffer(hazard, buffer);
-        if !buffer.covers(top) {
-            // `top` has moved on: a lost race, as in `steal_from`.
+        let Some(buffer) = held_buffer(hazard, buffer, top) else {
             return Steal::Retry;
-        }
+        };
         Steal::Success(Snapshot {
             top,
             bottom,

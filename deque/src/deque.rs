@@ -573,13 +573,9 @@ impl<T> Stealer<T> {
         let Some((buffer, _)) = self.announced_buffer(&mut hazard, top, bottom) else {
             return Steal::Empty;
         };
-        let buffer = held_buffer(&hazard, buffer);
-        if !buffer.covers(top) {
-            // The owner has moved to a buffer whose lap starts past `top`:
-            // `top` has moved on and the CAS would fail, a lost race
-            // (proofs-notes/reclamation.md#no-wrap).
+        let Some(buffer) = held_buffer(&hazard, buffer, top) else {
             return Steal::Retry;
-        }
+        };
         // Read before the CAS, as Lê et al. do: once the CAS is won the
         // owner may retire the buffer or reuse the index.
         // SAFETY: `top` is in the buffer's lap (`announced_buffer`), and no
@@ -626,8 +622,7 @@ impl<T> Stealer<T> {
     /// from `top` on, which must be the one `hazard` announced before the
     /// fence, with the `bottom` seen after the last fence; `None` if the
     /// owner replaced the buffer and the deque then looked empty. (A raw
-    /// pointer, which [`held_buffer`] makes a reference: an `Option` of a
-    /// reference would cost the steal a test for null.)
+    /// pointer, which [`held_buffer`] checks and makes a reference.)
     ///
     /// The buffer is the pointer as loaded after the fence, not the
     /// announced copy: the two are equal, but if the announced buffer was
@@ -735,15 +730,24 @@ impl<T> Stealer<T> {
     }
 }
 
-/// `buffer`, loaded after the fence that followed `hazard`'s announcement
-/// of it, as a reference that lives as long as the hazard.
+/// The buffer check of a steal: `buffer`, loaded after the fence that
+/// followed `hazard`'s announcement of it, as a reference that lives as long
+/// as the hazard, if its lap holds `top`.
 #[inline(always)]
-pub(crate) fn held_buffer<T>(_hazard: &Hazard, buffer: *mut Buffer<T>) -> &Buffer<T> {
+pub(crate) fn held_buffer<T>(
+    _hazard: &Hazard,
+    buffer: *mut Buffer<T>,
+    top: i64,
+) -> Option<&Buffer<T>> {
     // SAFETY: this thread's hazard slot held this address before a fence
     // after which the deque's buffer pointer still was this one, so the
     // owner will not free it while `_hazard` lives
     // (proofs-notes/reclamation.md#hazard-slots).
-    unsafe { &*buffer }
+    let buffer = unsafe { &*buffer };
+    // Not if the owner has moved to a buffer whose lap starts past `top`:
+    // `top` has moved on and the CAS would fail, a lost race
+    // (proofs-notes/reclamation.md#no-wrap).
+    buffer.covers(top).then_some(buffer)
 }
 
 /// A steal whose look showed a task but whose `bottom` after the fence

@@ -254,13 +254,16 @@ fn sites_on_one_line(text: &str) -> String {
 
 /// The `(`s minus the `)`s of `code`.
 fn depth_change(code: &str) -> i32 {
-    code.chars()
-        .map(|c| match c {
-            '(' => 1,
-            ')' => -1,
-            _ => 0,
-        })
-        .sum()
+    code.chars().map(paren_step).sum()
+}
+
+/// What `c` does to the depth of parentheses.
+fn paren_step(c: char) -> i32 {
+    match c {
+        '(' => 1,
+        ')' => -1,
+        _ => 0,
+    }
 }
 
 /// Parses a `weakens:` value: `` `correct` to `weakened` `` pairs,
@@ -295,28 +298,12 @@ fn ordering_sites(file: &str, text: &str) -> Vec<(String, Site, String, String)>
         }
         for (at, _) in code.match_indices("site!(") {
             let open = at + "site!".len();
-            let mut depth = 0;
-            let close = code[open..]
-                .char_indices()
-                .find_map(|(offset, c)| {
-                    match c {
-                        '(' => depth += 1,
-                        ')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return Some(open + offset);
-                            }
-                        }
-                        _ => {}
-                    }
-                    None
-                })
-                .unwrap_or_else(|| {
-                    panic!(
-                        "deque/src/{file}:{}: a `site!(` must close on its line",
-                        index + 1
-                    )
-                });
+            let close = closing_paren(code, open).unwrap_or_else(|| {
+                panic!(
+                    "deque/src/{file}:{}: a `site!(` must close on its line",
+                    index + 1
+                )
+            });
             let inside = &code[open + 1..close];
             let (variant, correct) = inside.split_once(',').unwrap_or_else(|| {
                 panic!("deque/src/{file}:{}: `site!(Variant, correct)`", index + 1)
@@ -514,22 +501,7 @@ fn nested_sites_as_correct(correct: &str) -> String {
     let mut text = correct.to_string();
     while let Some(at) = text.find("site!(") {
         let comma = at + text[at..].find(',').expect("site!(Variant, value)");
-        let mut depth = 0;
-        let mut close = None;
-        for (offset, c) in text[at + 5..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(at + 5 + offset);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let close = close.expect("a closed site!");
+        let close = closing_paren(&text, at + "site!".len()).expect("a closed site!");
         let value = text[comma + 1..close].trim().to_string();
         text.replace_range(at..=close, &value);
     }
@@ -730,20 +702,21 @@ fn trait_impl_around(lines: &[&str], function_start: usize) -> Option<(String, u
 /// The text between the first `(` (after any generics) and its match.
 fn parenthesised(text: &str) -> String {
     let open = text.find('(').expect("a parameter list");
+    let close =
+        closing_paren(text, open).unwrap_or_else(|| panic!("an unclosed parameter list: {text}"));
+    text[open + 1..close].to_string()
+}
+
+/// The index of the `)` that closes the `(` at `open` in `text`, if any.
+fn closing_paren(text: &str, open: usize) -> Option<usize> {
     let mut depth = 0;
-    for (at, c) in text[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return text[open + 1..open + at].to_string();
-                }
-            }
-            _ => {}
+    for (offset, c) in text[open..].char_indices() {
+        depth += paren_step(c);
+        if depth == 0 {
+            return Some(open + offset);
         }
     }
-    panic!("an unclosed parameter list: {text}");
+    None
 }
 
 /// Splits at the commas outside any brackets.
