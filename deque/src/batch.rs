@@ -5,17 +5,18 @@
 
 use core::mem::MaybeUninit;
 
+use crate::atomic::fence;
 use crate::buffer::{Buffer, MAX_CAPACITY};
+use crate::deque::Stealer;
+use crate::deque::Worker;
 use crate::deque::{add_index, held_buffer, Flavor};
 use crate::policy::{site, RELAXED_UNLESS_TSAN};
 use crate::reclamation::Hazard;
 use crate::steal::Steal;
-use crate::stealer::Stealer;
 use crate::sync::{
-    fence, Arc,
+    Arc,
     Ordering::{Acquire, Relaxed, Release},
 };
-use crate::worker::Worker;
 use crate::DEFAULT_BATCH_LIMIT;
 
 impl<T> Stealer<T> {

@@ -99,8 +99,6 @@ impl<T> Buffer<T> {
 
     #[inline(always)]
     fn slot(&self, index: i64) -> &SlotCell<T> {
-        // (The mutant NoReloadAfterGrow writes outside the lap on purpose.)
-        #[cfg(not(chase_lev_mutants))]
         debug_assert!(self.covers(index), "index {index} outside the buffer's lap");
         let position = index as usize & self.mask;
         // SAFETY: `position <= mask < slots.len()`.
@@ -135,13 +133,42 @@ impl<T> Buffer<T> {
         task
     }
 
-    /// Under loom, frees the buffer as far as loom can see: writes every
-    /// slot (`sync::free_buffer`).
-    #[cfg(chase_lev_loom)]
-    pub(crate) fn write_every_slot_as_freed(&self) {
-        for slot in self.slots.iter() {
-            slot.mark_freed();
+    /// Moves the buffer to the heap, where the deque's pointers find it
+    /// (`sync::allocate_buffer`: where a global allocator would run).
+    #[inline(always)]
+    pub(crate) fn allocate(self) -> *mut Buffer<T> {
+        crate::sync::allocate_buffer(self)
+    }
+
+    /// Frees a retired buffer (under loom: writes every
+    /// slot, so that a read of it still to come is a causality violation,
+    /// `sync::free_buffer`).
+    ///
+    /// # Safety
+    /// `buffer` came from `Box::into_raw` ([`Buffer::allocate`] or the
+    /// deque's first buffer), no thread can still read it, and it is freed
+    /// once.
+    pub(crate) unsafe fn free(buffer: *mut Buffer<T>) {
+        // The event log numbers pointers: an address freed and handed out
+        // again is another buffer.
+        #[cfg(chase_lev_mutants)]
+        if crate::sync::FREE_RETURNS_MEMORY {
+            crate::trace::freed(buffer as usize);
         }
+        // SAFETY: by the caller.
+        unsafe { crate::sync::free_buffer(buffer) }
+    }
+
+    /// Frees the deque's buffer at the deque's drop, when no handle is left:
+    /// given back to the allocator in every build, the model builds too.
+    ///
+    /// # Safety
+    /// `buffer` came from `Box::into_raw`, and no thread can read it again.
+    pub(crate) unsafe fn free_at_the_deques_drop(buffer: *mut Buffer<T>) {
+        #[cfg(chase_lev_mutants)]
+        crate::trace::freed(buffer as usize);
+        // SAFETY: by the caller.
+        drop(unsafe { Box::from_raw(buffer) });
     }
 
     /// Reverses the order of the tasks in the slots of `[from, to)`.
@@ -173,6 +200,14 @@ impl<T> Buffer<T> {
         unsafe { self.slot(to).write(source.slot(from).read()) };
         #[cfg(chase_lev_mutants)]
         crate::trace::slot("copy", to);
+    }
+}
+
+impl<T> crate::sync::Slots for Buffer<T> {
+    fn write_every_slot_as_freed(&self) {
+        for slot in self.slots.iter() {
+            slot.mark_freed();
+        }
     }
 }
 

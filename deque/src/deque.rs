@@ -13,7 +13,7 @@
 //! Each ordering and fence is written at its site, as
 //! `site!(Site, correct)`: every build runs `correct`; the site's name is
 //! the mutant of model-tests that weakens it (policy.rs). The owner keeps
-//! three values of its own in its `Worker` (worker.rs): its copy of the
+//! three values of its own in its `Worker` (below): its copy of the
 //! buffer pointer (`buffer`), the end of that buffer's lap (`end`) and the
 //! bound (`limit`, `i64::MAX` if none).
 //!
@@ -24,15 +24,16 @@
 //! fence (reclamation.rs); the LIFO owner's pop looks at the indices first and
 //! takes an empty or one-task deque without the fence
 //! (proofs-notes/fast-paths.md); the FIFO owner pops at `top` with a CAS
-//! (`pop_top`).
+//! (`pop_top`); the buffer shrinks by half after a run of pops under a
+//! quarter full (the shrink hysteresis, at the end).
 //!
-//! Not in this file: the handles' constructors, `len` and `capacity`
-//! (worker.rs, stealer.rs), batch steals (batch.rs), the shrink hysteresis
-//! (shrink.rs), the slots (buffer.rs), the hazard slots and retired buffers
-//! (reclamation.rs), the std/loom/shuttle shim (sync.rs), the mutants
-//! (policy.rs) and the mutant builds' event log (trace.rs, recorded by the
-//! shim's atomics and the buffer's slots; here only the free of the last
-//! buffer, in `FreeOnDrop::drop`).
+//! Here: the shared state and the two handles, push, pop, steal, the
+//! shrink, the drop. Not in this file: the handles' constructors, `len` and
+//! `capacity` (worker.rs, stealer.rs), batch steals (batch.rs), the slots
+//! (buffer.rs), the hazard slots and retired buffers (reclamation.rs), the
+//! std/loom/shuttle shim (sync.rs), the ordering sites (policy.rs). Nothing
+//! here records anything: in the mutant builds the atomics (atomic.rs) and
+//! the buffer's slots and frees (buffer.rs) write the event log (trace.rs).
 //!
 //! Invariants (proofs-notes/linearizability.md#invariants):
 //! - `top` and `bottom` only grow, except that the LIFO owner's pop lowers
@@ -40,23 +41,22 @@
 //! - `top <= bottom + 1`, and the tasks are the slots of indices in
 //!   `[top, bottom)` of the current buffer, which the deque owns.
 
-use core::cell::UnsafeCell;
+use core::cell::{Cell, UnsafeCell};
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use crossbeam_utils::CachePadded;
 
+use crate::atomic::{fence, AtomicI64, AtomicPtr, Named};
 use crate::buffer::Buffer;
 use crate::policy::{site, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, HazardSlot, Retired};
-use crate::shrink::shrink_threshold;
 use crate::steal::Steal;
-use crate::stealer::Stealer;
 use crate::sync::{
-    fence, AtomicI64, AtomicPtr, Named,
+    Arc,
     Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
-use crate::worker::Worker;
 
 /// Which end the owner pops from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +121,116 @@ impl<T> Inner<T> {
         unsafe { &mut *self.retired.get() }
     }
 }
+
+// --------------------------------------------------------------- handles --
+
+/// The owner's end of a work-stealing deque.
+///
+/// One thread owns a `Worker`: it pushes tasks and pops them back (the newest
+/// first for [`new_lifo`](Worker::new_lifo), the oldest first for
+/// [`new_fifo`](Worker::new_fifo)). Any number of [`Stealer`]s take the oldest
+/// task from other threads. A `Worker` can be sent to another thread but not
+/// shared (`Send`, not `Sync`).
+///
+/// ```
+/// use chase_lev::Worker;
+///
+/// let worker = Worker::new_lifo();
+/// worker.push(1);
+/// worker.push(2);
+/// assert_eq!(worker.pop(), Some(2));
+/// assert_eq!(worker.pop(), Some(1));
+/// assert_eq!(worker.pop(), None);
+/// ```
+pub struct Worker<T> {
+    pub(crate) inner: Arc<Inner<T>>,
+    /// The owner's copy of the buffer pointer. Only the owner replaces the
+    /// buffer, so this is the value Lê et al.'s owner reads with a relaxed
+    /// load of `array`; keeping it here saves that load.
+    pub(crate) buffer: Cell<*mut Buffer<T>>,
+    /// One past the last index of the current buffer's lap: a push there
+    /// first moves the tasks to a new buffer (buffer.rs explains why buffers
+    /// never wrap).
+    pub(crate) end: Cell<i64>,
+    /// A bounded worker hands a task back when `bottom - top` reaches it;
+    /// `i64::MAX` (never) for a growable one.
+    pub(crate) limit: Cell<i64>,
+    /// The last value of `top` a push loaded: at most `top`, which never
+    /// decreases, so `bottom - top_seen` is at least the deque's length.
+    pub(crate) top_seen: Cell<i64>,
+    /// A push at a `bottom` below this needs no look at `top`: the lesser of
+    /// `end` and `top_seen + limit` (`i64::MAX` for a growable worker, so
+    /// then `end`), or anything smaller.
+    pub(crate) push_until: Cell<i64>,
+    pub(crate) bounded: bool,
+    /// The buffer never shrinks below this many slots.
+    pub(crate) min_capacity: usize,
+    /// Pops still to make under a quarter full, in a row, before the buffer
+    /// halves: the hysteresis of shrinking. Counts down from `shrink_after`.
+    pub(crate) pops_until_shrink: Cell<usize>,
+    /// Half the capacity: how many such pops a halving takes. Kept here, like
+    /// `shrink_below`, so that a pop never reads the buffer's capacity.
+    pub(crate) shrink_after: Cell<usize>,
+    /// A pop that leaves fewer tasks than this counts toward shrinking: a quarter
+    /// of the capacity, or 0 (never) when the buffer cannot shrink (bounded,
+    /// or at its minimum size). Recomputed at each resize, so that the common
+    /// pop pays one comparison instead of re-deriving it from the buffer
+    /// (docs/benchmarks.md#instructions-per-operation).
+    pub(crate) shrink_below: Cell<i64>,
+    /// Not `Sync`: the owner's operations assume a single thread.
+    pub(crate) _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: a `Worker` is the unique owner handle; moving it to another thread
+// moves the owner role with it. Its `Cell`s are only touched by the thread
+// that holds it. Tasks move between threads, so `T: Send` is required.
+unsafe impl<T: Send> Send for Worker<T> {}
+
+// `UnwindSafe` when `T: RefUnwindSafe`, and never `RefUnwindSafe` (its
+// `Cell`s make a shared `&Worker` not so), as crossbeam-deque 0.8's `Worker`
+// has from its fields. The fields do not give it here (the deque's slots and
+// retired-buffer list sit in `UnsafeCell`s), so it is stated, and it holds
+// for the same reason as crossbeam's: a panic inside a deque operation cannot
+// leave the deque in a state that breaks its invariants for the other
+// handles. No operation runs task code (only the final drop drops tasks, and
+// it goes on dropping the rest past a panic: `drop_tasks` in deque.rs); the
+// operations' own panics (a full bounded `push`, a zero batch limit, a
+// capacity overflow, the exhausted index space) are raised before the
+// operation publishes anything, so the other handles see the deque as it was
+// or, at worst, a claimed task that is never handed out (a leak, not a broken
+// invariant). `UnwindSafe` is a safe marker trait; nothing unsafe relies on it.
+impl<T: RefUnwindSafe> UnwindSafe for Worker<T> {}
+
+/// A thief's handle on a deque: takes the oldest tasks from other threads.
+///
+/// `Stealer` is `Clone + Send + Sync`. Every operation is lock-free.
+///
+/// ```
+/// use chase_lev::{Steal, Worker};
+///
+/// let worker = Worker::new_lifo();
+/// worker.push(1);
+/// worker.push(2);
+/// let stealer = worker.stealer();
+/// assert_eq!(stealer.steal(), Steal::Success(1)); // the oldest
+/// assert_eq!(worker.pop(), Some(2));              // the newest
+/// ```
+pub struct Stealer<T> {
+    pub(crate) inner: Arc<Inner<T>>,
+}
+
+// `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`, as
+// crossbeam-deque 0.8's `Stealer` is from its fields. The fields do not give
+// it here (the deque's slots and retired-buffer list sit in `UnsafeCell`s),
+// so it is stated, and it holds for the same reason as crossbeam's: a panic
+// inside a deque operation cannot leave the deque in a state that breaks its
+// invariants for the other handles. A steal runs no task code, and its only
+// panic (a zero batch limit) comes before it claims anything, and the hazard
+// slot a steal announces is cleared by a guard's `Drop`, on an unwind too
+// (reclamation.rs). The worker's impl above gives the whole argument.
+// `UnwindSafe` is a safe marker trait; nothing unsafe relies on it.
+impl<T: RefUnwindSafe> UnwindSafe for Stealer<T> {}
+impl<T: RefUnwindSafe> RefUnwindSafe for Stealer<T> {}
 
 // ------------------------------------------------------------------ push --
 
@@ -297,11 +407,11 @@ impl<T> Worker<T> {
                     // more, so that the owner has three buffers of this
                     // capacity and a thief holding one cannot leave it
                     // without a spare (proofs-notes/reclamation.md#reuse).
-                    let spare = crate::sync::allocate_buffer(Buffer::new(new_capacity, top));
+                    let spare = Buffer::new(new_capacity, top).allocate();
                     // SAFETY: this is the owner, the only caller of `retired`.
                     unsafe { inner.retired() }.add_spare(spare);
                 }
-                crate::sync::allocate_buffer(Buffer::new(new_capacity, top))
+                Buffer::new(new_capacity, top).allocate()
             }
         };
         // SAFETY: `new` is live and not yet published: only this thread
@@ -789,6 +899,73 @@ pub(crate) fn index_space_exhausted() -> ! {
     )
 }
 
+// ---------------------------------------------------------------- shrink --
+//
+// The shrink hysteresis: the LIFO and FIFO owner's pops count toward halving
+// the buffer once it has stayed under a quarter full (the `Worker` fields
+// `pops_until_shrink`, `shrink_after` and `shrink_below`).
+
+impl<T> Worker<T> {
+    /// Shrinks the buffer by half once the owner has popped `capacity / 2`
+    /// times, since the last resize, while the deque was under a quarter
+    /// full. Every pop counts, whether it returned a task, lost the last one
+    /// to a thief, or found the deque empty: who took the tasks does not
+    /// change how many slots the deque needs. The hysteresis means that a
+    /// deque that fills and drains in rounds keeps its buffer instead of
+    /// reallocating every round, and the copy (at most `capacity / 4` tasks)
+    /// is paid for by the pops before it.
+    #[inline]
+    pub(crate) fn consider_shrinking(&self, bottom: i64, top: i64) {
+        // `shrink_below` is 0 when the buffer cannot shrink, and a pop never
+        // leaves fewer than 0 tasks, so the count only runs down for a
+        // buffer of at least 4 slots (`shrink_after` >= 2), and a shrink
+        // resets it (`replace_buffer`) as it reaches 0.
+        if bottom - top >= self.shrink_below.get() {
+            self.pops_until_shrink.set(self.shrink_after.get());
+            return;
+        }
+        let left = self.pops_until_shrink.get() - 1;
+        self.pops_until_shrink.set(left);
+        if left == 0 {
+            self.shrink_by_half(bottom, top);
+        }
+    }
+
+    /// A pop that found the deque empty, or lost its last task to a thief,
+    /// still counts toward shrinking: a worker whose tasks all go to thieves
+    /// needs no more slots than one that pops them itself. It only counts
+    /// (down to 1, never to 0): the shrink itself waits for the next
+    /// successful pop or the next move to a new lap (`push_into_next_lap`), so that
+    /// `pop` holds no second call to the shrink. The deque it leaves is
+    /// empty, so under a quarter full whenever the buffer can shrink at all
+    /// (`push_into_next_lap` checks that again).
+    #[inline]
+    pub(crate) fn count_pop_that_came_too_late(&self) {
+        let left = self.pops_until_shrink.get();
+        if left > 1 {
+            self.pops_until_shrink.set(left - 1);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink_by_half(&self, bottom: i64, top: i64) {
+        let half = self.buffer().capacity() / 2;
+        let old = self.replace_buffer(bottom, top, half);
+        // SAFETY: `old` is no longer the deque's buffer and is retired once.
+        unsafe { self.retire(old) };
+    }
+}
+
+/// The `shrink_below` of a buffer of `capacity` slots (see the field).
+pub(crate) fn shrink_threshold(bounded: bool, min_capacity: usize, capacity: usize) -> i64 {
+    if bounded || capacity <= min_capacity {
+        0
+    } else {
+        (capacity / 4) as i64
+    }
+}
+
 // ------------------------------------------------------------------ drop --
 
 impl<T> Drop for Inner<T> {
@@ -812,10 +989,9 @@ struct FreeOnDrop<T>(*mut Buffer<T>);
 
 impl<T> Drop for FreeOnDrop<T> {
     fn drop(&mut self) {
-        #[cfg(chase_lev_mutants)]
-        crate::trace::freed(self.0 as usize);
-        // SAFETY: the pointer came from `Box::into_raw` and is freed only here.
-        drop(unsafe { Box::from_raw(self.0) });
+        // SAFETY: the pointer came from `Box::into_raw` and is freed only
+        // here, where no other handle is left.
+        unsafe { Buffer::free_at_the_deques_drop(self.0) };
     }
 }
 

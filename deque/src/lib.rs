@@ -201,26 +201,40 @@ compile_error!(
      to your Cargo.toml (see chase-lev's docs, \"Model-checking your scheduler\")"
 );
 
-mod batch;
-mod buffer;
-mod deque;
-mod injector;
-mod policy;
-mod reclamation;
-mod shrink;
-mod steal;
-mod stealer;
+// The modules, each using only those declared before it (a reader can take
+// them in this order; tests/linearizability/tests/source_layout.rs checks it).
+//
+// The shim: std, loom or shuttle.
 mod sync;
+// The mutant builds' event log.
 #[cfg(chase_lev_mutants)]
 mod trace;
+// The atomics the algorithm uses (logged in the mutant builds).
+mod atomic;
+// The ordering sites (`site!`) and the mutants' policy.
+mod policy;
+// The slots of one lap.
+mod buffer;
+// Hazard slots and retired buffers.
+mod reclamation;
+// The result of a steal.
+mod steal;
+// The Chase-Lev deque: its state, its handles, push, pop and steal.
+mod deque;
+// The thieves' handle: `len`, `is_empty`.
+mod stealer;
+// The owner's handle: constructors, `len`, `capacity`.
 mod worker;
+// Batch steals.
+mod batch;
+// The injector, a FIFO queue for tasks from outside the pool.
+mod injector;
 
+pub use deque::{Stealer, Worker};
 pub use injector::Injector;
 #[cfg(chase_lev_hooks)]
 pub use injector::{Pause, PauseHook};
 pub use steal::Steal;
-pub use stealer::Stealer;
-pub use worker::Worker;
 
 // The crate README's example (README.md, shipped in the package) runs as a
 // doctest; the repository's README shows the same example
@@ -246,9 +260,14 @@ struct ReadmeExample;
 /// ```
 pub const DEFAULT_BATCH_LIMIT: usize = 32;
 
+/// (Internal builds only.) What a scenario can make the deque do at the
+/// points where user code runs inside it.
 #[cfg(chase_lev_hooks)]
 #[doc(hidden)]
-pub use sync::hooks;
+pub mod hooks {
+    pub use crate::reclamation::after_this_threads_record_is_released;
+    pub use crate::sync::before_next_buffer_allocation;
+}
 
 #[cfg(chase_lev_mutants)]
 pub use policy::Mutant;

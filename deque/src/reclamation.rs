@@ -33,8 +33,8 @@
 //! them without any reclamation of their own); they hold fewer than three
 //! times as many records (of 128 bytes, a pair of cache lines each) as the
 //! most threads that held one at once, and at least 64.
-//! Everything here is built on the sync shim's atomics, so loom, shuttle and
-//! miri check this code as it ships.
+//! Everything here is built on the sync shim's atomics (`atomic.rs`), so
+//! loom, shuttle and miri check this code as it ships.
 
 use core::cell::Cell;
 use core::ptr;
@@ -42,12 +42,10 @@ use std::sync::Arc as StdArc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::atomic::{fence, AtomicPtr, AtomicU64, Named};
 use crate::buffer::Buffer;
 use crate::policy::{site, Policy};
-use crate::sync::{
-    fence, AtomicPtr, AtomicU64, Named,
-    Ordering::{self, Acquire, Relaxed, Release, SeqCst},
-};
+use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
 
 /// Records per word of a chunk's in-use mask.
 const RECORDS_PER_WORD: usize = 64;
@@ -301,10 +299,10 @@ impl Record {
 
 impl Drop for Registry {
     /// Only loom's per-execution registries are ever dropped here (std's is
-    /// a static, shuttle's leak: `sync::registry_drop_leaks`): then no thread
+    /// a static, shuttle's leak: `sync::statics_drop_outside_the_model`): then no thread
     /// is left, so every chunk goes.
     fn drop(&mut self) {
-        if crate::sync::registry_drop_leaks() {
+        if crate::sync::statics_drop_outside_the_model() {
             return; // a model execution's chunks (see the shim)
         }
         // Ordering: Relaxed: `&mut self`, no other thread is left
@@ -420,7 +418,7 @@ impl ThreadRecord {
     #[cold]
     #[inline(never)]
     fn claim(&self) -> *const Record {
-        let owned = crate::sync::registry().acquire();
+        let owned = registry().acquire();
         if !self.record.get().is_null() {
             // A steal nested in the claim (the allocator's, while it made a
             // chunk) claimed this thread's record first: keep that one.
@@ -441,6 +439,66 @@ impl Drop for ThreadRecord {
             // SAFETY: both came from one `into_raw` in `claim`, taken back
             // once, here.
             drop(unsafe { OwnedRecord::from_raw(chunk, self.record.get()) });
+        }
+    }
+}
+
+// ------------------------------------ the registry and each thread's record --
+
+crate::sync::process_static! {
+    /// Every thread's hazard record: one registry per process.
+    pub(crate) fn registry() -> &'static Registry = Registry::new();
+}
+
+crate::sync::thread_local_static! {
+    static RECORD: ThreadLocal = const ThreadLocal::new();
+}
+
+/// What a thread keeps: its hazard record and, in the internal builds, a
+/// hook run when the thread-local is destroyed, after the record is given
+/// back (fields drop in this order).
+struct ThreadLocal {
+    record: ThreadRecord,
+    #[cfg(chase_lev_hooks)]
+    after_record_released: AfterRecordReleased,
+}
+
+impl ThreadLocal {
+    const fn new() -> ThreadLocal {
+        ThreadLocal {
+            record: ThreadRecord::none(),
+            #[cfg(chase_lev_hooks)]
+            after_record_released: AfterRecordReleased(core::cell::RefCell::new(None)),
+        }
+    }
+}
+
+/// This thread's hazard record (claimed at its first steal), or `None`
+/// during the thread's own destruction, once its thread-local is gone.
+#[inline(always)]
+fn this_threads_record() -> Option<*const Record> {
+    RECORD.try_with(|local| local.record.get()).ok()
+}
+
+/// (Internal builds only.) Runs `hook` when this thread's thread-locals are
+/// destroyed, right after its hazard record is given back: where a
+/// thread-local destructor of the user's that steals would run once the
+/// record is gone. (A thread-local of its own would not do: loom destroys a
+/// thread's thread-locals in an order that changes between executions.)
+#[cfg(chase_lev_hooks)]
+pub fn after_this_threads_record_is_released(hook: impl FnOnce() + 'static) {
+    RECORD.with(|local| *local.after_record_released.0.borrow_mut() = Some(Box::new(hook)));
+}
+
+/// The hook of [`after_this_threads_record_is_released`].
+#[cfg(chase_lev_hooks)]
+struct AfterRecordReleased(core::cell::RefCell<Option<Box<dyn FnOnce()>>>);
+
+#[cfg(chase_lev_hooks)]
+impl Drop for AfterRecordReleased {
+    fn drop(&mut self) {
+        if let Some(hook) = self.0.get_mut().take() {
+            hook();
         }
     }
 }
@@ -468,7 +526,7 @@ impl Hazard {
     /// `covers`.
     #[inline(always)]
     pub(crate) fn protect(buffer: *mut (), policy: Policy) -> Hazard {
-        let (record, borrowed) = match crate::sync::this_threads_record() {
+        let (record, borrowed) = match this_threads_record() {
             // SAFETY: the thread-local that holds the record outlives
             // everything the thread does before its own destruction.
             Some(own) if unsafe { &*own }.start_protecting() => (own, ptr::null()),
@@ -515,7 +573,7 @@ impl Hazard {
 #[cold]
 #[inline(never)]
 fn borrow_a_record() -> (*const Record, *const Chunk) {
-    let borrowed = crate::sync::registry().acquire();
+    let borrowed = registry().acquire();
     // SAFETY: a record just claimed is held by no steal.
     let started = unsafe { &*borrowed.record() }.start_protecting();
     debug_assert!(started, "a record just claimed was protecting");
@@ -639,7 +697,7 @@ impl<T> Retired<T> {
         // thief's fence between its hazard store and its second pointer
         // load (proofs-notes/reclamation.md#hazard-slots).
         site!(RetireFence, fence(SeqCst));
-        let registry = crate::sync::registry();
+        let registry = registry();
         let spares = &mut self.spares;
         spares.retain(|&spare| {
             // SAFETY: spares are live buffers owned by this list.
@@ -648,7 +706,7 @@ impl<T> Retired<T> {
             }
             // SAFETY: a spare is held by no thread (it was not protected
             // when it became one, proofs-notes/reclamation.md#reuse).
-            unsafe { crate::sync::free_buffer(spare) };
+            unsafe { Buffer::free(spare) };
             false
         });
         let held = registry.keep_protected_first(&mut self.buffers, policy);
@@ -665,7 +723,7 @@ impl<T> Retired<T> {
                 continue;
             }
             // SAFETY: as above, no thread holds it.
-            unsafe { crate::sync::free_buffer(retired) };
+            unsafe { Buffer::free(retired) };
         }
     }
 
@@ -685,7 +743,7 @@ impl<T> Drop for Retired<T> {
         for retired in self.buffers.drain(..).chain(self.spares.drain(..)) {
             // SAFETY: no thread can read a buffer of a deque without a
             // handle of it, so none holds one now.
-            unsafe { crate::sync::free_buffer(retired) };
+            unsafe { Buffer::free(retired) };
         }
     }
 }

@@ -2,41 +2,9 @@
 //! steal is in deque.rs, the batch steals in batch.rs.
 
 use core::fmt;
-use std::panic::{RefUnwindSafe, UnwindSafe};
 
-use crate::deque::Inner;
+use crate::deque::Stealer;
 use crate::sync::{Arc, Ordering::Relaxed};
-
-/// A thief's handle on a deque: takes the oldest tasks from other threads.
-///
-/// `Stealer` is `Clone + Send + Sync`. Every operation is lock-free.
-///
-/// ```
-/// use chase_lev::{Steal, Worker};
-///
-/// let worker = Worker::new_lifo();
-/// worker.push(1);
-/// worker.push(2);
-/// let stealer = worker.stealer();
-/// assert_eq!(stealer.steal(), Steal::Success(1)); // the oldest
-/// assert_eq!(worker.pop(), Some(2));              // the newest
-/// ```
-pub struct Stealer<T> {
-    pub(crate) inner: Arc<Inner<T>>,
-}
-
-// `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`, as
-// crossbeam-deque 0.8's `Stealer` is from its fields. The fields do not give
-// it here (the deque's slots and retired-buffer list sit in `UnsafeCell`s),
-// so it is stated, and it holds for the same reason as crossbeam's: a panic
-// inside a deque operation cannot leave the deque in a state that breaks its
-// invariants for the other handles. A steal runs no task code, and its only
-// panic (a zero batch limit) comes before it claims anything, and the hazard
-// slot a steal announces is cleared by a guard's `Drop`, on an unwind too
-// (reclamation.rs). The worker's impl in worker.rs gives the whole argument. `UnwindSafe` is a safe marker trait; nothing unsafe relies
-// on it.
-impl<T: RefUnwindSafe> UnwindSafe for Stealer<T> {}
-impl<T: RefUnwindSafe> RefUnwindSafe for Stealer<T> {}
 
 impl<T> Stealer<T> {
     /// Lê et al.'s first loads of `steal`: top, the fence, bottom.

@@ -1,5 +1,7 @@
-//! The sync shim: the only module that knows where atomics, fences, `Arc`,
-//! slot cells and buffer reclamation come from.
+//! The sync shim: the only module that knows whether chase-lev runs on std
+//! or under a model checker. It says where atomics, fences, `Arc`, slot
+//! cells, statics, thread-locals and buffer allocation come from, and
+//! imports nothing of the crate.
 //!
 //! The chase-lev crate is built against `std`. `--cfg chase_lev_loom` (set
 //! by a user in `RUSTFLAGS` to model-check their own code with chase-lev
@@ -29,292 +31,15 @@ use shuttle::sync::atomic as backend;
 pub(crate) use shuttle::sync::Arc;
 
 pub(crate) use backend::Ordering;
-
-/// The backend's atomics themselves: names cost nothing outside the mutant
-/// builds.
-#[cfg(not(chase_lev_mutants))]
 pub(crate) use backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 
-/// The mutant builds' atomics record every access in the event log.
-#[cfg(chase_lev_mutants)]
-pub(crate) use logged::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+/// Whether loom runs the crate (a user's model, or this repository's).
+pub(crate) const UNDER_LOOM: bool = cfg!(chase_lev_loom);
 
-/// A name for an atomic, given where it is made
-/// (`AtomicI64::new(0).named("top")`): the mutant builds' event log calls
-/// it by that name; elsewhere `named` returns the atomic as it is.
-pub(crate) trait Named: Sized {
-    /// This atomic, called `name` in the event log.
-    fn named(self, name: &'static str) -> Self;
-
-    /// As `named`, for a pointer whose bits under `tags` are a tag (the
-    /// injector's ticket counts), which the log shows apart from the address.
-    #[inline(always)]
-    fn named_with_tags(self, name: &'static str, tags: usize) -> Self {
-        let _ = tags;
-        self.named(name)
-    }
-}
-
-#[cfg(not(chase_lev_mutants))]
-macro_rules! unnamed {
-    ($($atomic:ty),*) => {$(
-        impl Named for $atomic {
-            #[inline(always)]
-            fn named(self, _name: &'static str) -> Self {
-                self
-            }
-        }
-    )*};
-}
-
-#[cfg(not(chase_lev_mutants))]
-unnamed!(AtomicI64, AtomicU64, AtomicUsize);
-
-#[cfg(not(chase_lev_mutants))]
-impl<T> Named for AtomicPtr<T> {
-    #[inline(always)]
-    fn named(self, _name: &'static str) -> Self {
-        self
-    }
-}
-
-/// (Mutant builds only.) The backend's atomics, each with its name, and
-/// every access recorded in the event log (`trace.rs`) after it is made,
-/// with the value it read or wrote. Recording is plain memory of the OS
-/// thread, no operation of the model checker's, so a model explores the same
-/// interleavings with the log on or off.
-#[cfg(chase_lev_mutants)]
-mod logged {
-    use super::{backend, Named, Ordering};
-    use crate::trace::{self, Shower};
-
-    /// An atomic of the backend, and its name. All zeroes is a valid one
-    /// (an unnamed atomic holding 0), as the std build's zeroed injector
-    /// blocks need.
-    pub(crate) struct Logged<A> {
-        atomic: A,
-        name: Option<&'static str>,
-        tags: usize,
-        /// Which label of the log this atomic has (see `trace::Label`):
-        /// kept in the atomic itself, so that a new atomic at the address
-        /// of a freed one gets a label of its own.
-        label: trace::Label,
-    }
-
-    pub(crate) type AtomicI64 = Logged<backend::AtomicI64>;
-    pub(crate) type AtomicU64 = Logged<backend::AtomicU64>;
-    pub(crate) type AtomicUsize = Logged<backend::AtomicUsize>;
-    pub(crate) type AtomicPtr<T> = Logged<backend::AtomicPtr<T>>;
-
-    impl<A> Named for Logged<A> {
-        fn named(mut self, name: &'static str) -> Self {
-            self.name = Some(name);
-            self
-        }
-
-        fn named_with_tags(mut self, name: &'static str, tags: usize) -> Self {
-            self.name = Some(name);
-            self.tags = tags;
-            self
-        }
-    }
-
-    impl<A> Logged<A> {
-        #[inline(always)]
-        fn record(&self, event: impl FnOnce(&str, &mut Shower<'_>) -> String) {
-            trace::access(self.name, &self.label, event);
-        }
-    }
-
-    /// How a value appears in the log.
-    pub(crate) trait Shown: Copy {
-        fn show(self, tags: usize, shower: &mut Shower<'_>) -> String;
-    }
-
-    macro_rules! shown_as_number {
-        ($($value:ty),*) => {$(
-            impl Shown for $value {
-                fn show(self, _tags: usize, _shower: &mut Shower<'_>) -> String {
-                    self.to_string()
-                }
-            }
-        )*};
-    }
-
-    shown_as_number!(bool, i64, u64, usize);
-
-    impl<T> Shown for *mut T {
-        fn show(self, tags: usize, shower: &mut Shower<'_>) -> String {
-            shower.pointer(self as usize, tags)
-        }
-    }
-
-    /// `new`, `load`, `store`, `compare_exchange(_weak)` and `swap` of one
-    /// backend atomic holding `$value`, recorded. Each forwards the caller's
-    /// ordering unchanged.
-    macro_rules! logged {
-        ([$($generic:tt)*] $atomic:ty, $value:ty) => {
-            // (Not every atomic uses every operation.)
-            #[allow(dead_code)]
-            impl<$($generic)*> Logged<$atomic> {
-                #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-                pub(crate) const fn new(value: $value) -> Self {
-                    Logged { atomic: <$atomic>::new(value), name: None, tags: 0, label: trace::Label::new() }
-                }
-
-                #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
-                pub(crate) fn new(value: $value) -> Self {
-                    Logged { atomic: <$atomic>::new(value), name: None, tags: 0, label: trace::Label::new() }
-                }
-
-                #[inline(always)]
-                pub(crate) fn load(&self, ordering: Ordering) -> $value {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let value = self.atomic.load(ordering);
-                    self.record(|name, shower| {
-                        format!("load {name} = {} ({ordering:?})", value.show(self.tags, shower))
-                    });
-                    value
-                }
-
-                #[inline(always)]
-                pub(crate) fn store(&self, value: $value, ordering: Ordering) {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    self.atomic.store(value, ordering);
-                    self.record(|name, shower| {
-                        format!("store {name} := {} ({ordering:?})", value.show(self.tags, shower))
-                    });
-                }
-
-                #[inline(always)]
-                pub(crate) fn swap(&self, value: $value, ordering: Ordering) -> $value {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let old = self.atomic.swap(value, ordering);
-                    self.record(|name, shower| {
-                        let old = old.show(self.tags, shower);
-                        format!("swap {name} {old} -> {} ({ordering:?})", value.show(self.tags, shower))
-                    });
-                    old
-                }
-
-                #[inline(always)]
-                pub(crate) fn compare_exchange(
-                    &self,
-                    current: $value,
-                    new: $value,
-                    success: Ordering,
-                    failure: Ordering,
-                ) -> Result<$value, $value> {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let result = self.atomic.compare_exchange(current, new, success, failure);
-                    self.record_cas(current, new, result, success, failure);
-                    result
-                }
-
-                #[inline(always)]
-                pub(crate) fn compare_exchange_weak(
-                    &self,
-                    current: $value,
-                    new: $value,
-                    success: Ordering,
-                    failure: Ordering,
-                ) -> Result<$value, $value> {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let result = self.atomic.compare_exchange_weak(current, new, success, failure);
-                    self.record_cas(current, new, result, success, failure);
-                    result
-                }
-
-                fn record_cas(
-                    &self,
-                    current: $value,
-                    new: $value,
-                    result: Result<$value, $value>,
-                    success: Ordering,
-                    failure: Ordering,
-                ) {
-                    self.record(|name, shower| {
-                        let current = current.show(self.tags, shower);
-                        let new = new.show(self.tags, shower);
-                        match result {
-                            Ok(_) => format!("CAS {name} {current} -> {new} won ({success:?})"),
-                            Err(now) => format!(
-                                "CAS {name} {current} -> {new} lost, {name} = {} ({failure:?})",
-                                now.show(self.tags, shower)
-                            ),
-                        }
-                    });
-                }
-            }
-        };
-    }
-
-    logged!([] backend::AtomicI64, i64);
-    logged!([] backend::AtomicU64, u64);
-    logged!([] backend::AtomicUsize, usize);
-    logged!([T] backend::AtomicPtr<T>, *mut T);
-
-    /// `fetch_add` and `fetch_or` of one backend integer atomic, recorded.
-    macro_rules! logged_arithmetic {
-        ($atomic:ty, $value:ty) => {
-            #[allow(dead_code)]
-            impl Logged<$atomic> {
-                #[inline(always)]
-                pub(crate) fn fetch_add(&self, value: $value, ordering: Ordering) -> $value {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let old = self.atomic.fetch_add(value, ordering);
-                    self.record(|name, _| {
-                        format!(
-                            "fetch_add {name} {old} -> {} ({ordering:?})",
-                            old.wrapping_add(value)
-                        )
-                    });
-                    old
-                }
-
-                #[inline(always)]
-                pub(crate) fn fetch_and(&self, value: $value, ordering: Ordering) -> $value {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let old = self.atomic.fetch_and(value, ordering);
-                    self.record(|name, _| {
-                        format!("fetch_and {name} {old} -> {} ({ordering:?})", old & value)
-                    });
-                    old
-                }
-
-                #[inline(always)]
-                pub(crate) fn fetch_or(&self, value: $value, ordering: Ordering) -> $value {
-                    // Ordering: the caller's, forwarded unchanged to the
-                    // backend (proofs-notes/model.md#which-model).
-                    let old = self.atomic.fetch_or(value, ordering);
-                    self.record(|name, _| {
-                        format!("fetch_or {name} {old} -> {} ({ordering:?})", old | value)
-                    });
-                    old
-                }
-            }
-        };
-    }
-
-    logged_arithmetic!(backend::AtomicU64, u64);
-    logged_arithmetic!(backend::AtomicUsize, usize);
-
-    /// The backend's fence, recorded.
-    #[inline(always)]
-    pub(crate) fn fence(ordering: Ordering) {
-        // Ordering: the caller's, forwarded unchanged to the backend
-        // (proofs-notes/model.md#which-model).
-        backend::fence(ordering);
-        trace::fence(ordering);
-    }
-}
+/// Whether a model checker (loom or shuttle) runs the crate: its models
+/// reach a buffer's or a block's end in a few operations when these are
+/// small (`Worker`'s default capacity, the injector's blocks).
+pub(crate) const UNDER_A_MODEL_CHECKER: bool = cfg!(any(chase_lev_loom, chase_lev_shuttle));
 
 // ------------------------------------------------------------- slot cells --
 
@@ -384,9 +109,12 @@ impl<T> SlotCell<T> {
             .collect()
     }
 
-    /// A free of the buffer, as loom sees it: a write of the slot.
-    #[cfg(chase_lev_loom)]
+    /// A free of the buffer, as loom sees it: a write of the slot (nothing
+    /// elsewhere).
+    #[inline(always)]
+    #[cfg_attr(not(chase_lev_loom), allow(dead_code))] // `free_buffer` calls it under loom
     pub(crate) fn mark_freed(&self) {
+        #[cfg(chase_lev_loom)]
         self.0.with_mut(|_| ());
     }
 
@@ -483,98 +211,81 @@ pub(crate) fn wait_round(round: u32) {
     }
 }
 
-// ----------------------------------------------------------- reclamation --
-//
-// The hazard-slot registry (`reclamation.rs`) needs one static and one
-// thread-local; each backend declares them its own way. The algorithm is the
-// same in every build.
+// ------------------------------------------------------ statics and locals --
 
-use crate::buffer::Buffer;
-use crate::reclamation::{Record, Registry, ThreadRecord};
-
+/// `fn name() -> &'static T = init;` declares `name()`, the reference to a
+/// static made from `init`: one per process (std's `static`, `init` a
+/// constant expression), or one per model execution (loom's and shuttle's
+/// `lazy_static!`).
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-mod registry {
-    use super::{Registry, ThreadLocal};
-
-    pub(super) static REGISTRY: Registry = Registry::new();
-
-    std::thread_local! {
-        // `const`: made without allocating, so that a steal from inside the
-        // global allocator finds it (and the access checks no lazy state).
-        pub(super) static RECORD: ThreadLocal = const { ThreadLocal::new() };
-    }
-
-    #[inline(always)]
-    pub(super) fn get() -> &'static Registry {
-        &REGISTRY
-    }
+macro_rules! process_static {
+    ($(#[$attribute:meta])* $vis:vis fn $name:ident() -> &'static $type:ty = $init:expr;) => {
+        $(#[$attribute])*
+        #[inline(always)]
+        $vis fn $name() -> &'static $type {
+            static VALUE: $type = $init;
+            &VALUE
+        }
+    };
 }
 
 #[cfg(chase_lev_loom)]
-mod registry {
-    use super::{Registry, ThreadLocal};
-
-    loom::lazy_static! {
-        pub(super) static ref REGISTRY: Registry = Registry::new();
-    }
-
-    loom::thread_local! {
-        pub(super) static RECORD: ThreadLocal = ThreadLocal::new();
-    }
-
-    pub(super) fn get() -> &'static Registry {
-        &REGISTRY
-    }
+macro_rules! process_static {
+    ($(#[$attribute:meta])* $vis:vis fn $name:ident() -> &'static $type:ty = $init:expr;) => {
+        $(#[$attribute])*
+        $vis fn $name() -> &'static $type {
+            loom::lazy_static! {
+                static ref VALUE: $type = $init;
+            }
+            &VALUE
+        }
+    };
 }
 
 #[cfg(chase_lev_shuttle)]
-mod registry {
-    use super::{Registry, ThreadLocal};
-
-    shuttle::lazy_static! {
-        pub(super) static ref REGISTRY: Registry = Registry::new();
-    }
-
-    shuttle::thread_local! {
-        pub(super) static RECORD: ThreadLocal = ThreadLocal::new();
-    }
-
-    pub(super) fn get() -> &'static Registry {
-        &REGISTRY
-    }
-}
-
-/// What the registry keeps per thread: the thread's hazard record and, in
-/// the internal builds, a hook run when the thread-local is destroyed,
-/// after the record is given back (fields drop in this order).
-pub(crate) struct ThreadLocal {
-    record: ThreadRecord,
-    #[cfg(chase_lev_hooks)]
-    after_record_released: hooks::AfterRecordReleased,
-}
-
-impl ThreadLocal {
-    const fn new() -> ThreadLocal {
-        ThreadLocal {
-            record: ThreadRecord::none(),
-            #[cfg(chase_lev_hooks)]
-            after_record_released: hooks::AfterRecordReleased::none(),
+macro_rules! process_static {
+    ($(#[$attribute:meta])* $vis:vis fn $name:ident() -> &'static $type:ty = $init:expr;) => {
+        $(#[$attribute])*
+        $vis fn $name() -> &'static $type {
+            shuttle::lazy_static! {
+                static ref VALUE: $type = $init;
+            }
+            &VALUE
         }
-    }
+    };
 }
 
-/// Every thread's hazard record.
-#[inline(always)]
-pub(crate) fn registry() -> &'static Registry {
-    registry::get()
+/// `thread_local!` of std (with a `const` initializer: made without
+/// allocating, so that code running inside the global allocator can use it,
+/// and with no lazy state to check), of loom or of shuttle.
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+macro_rules! thread_local_static {
+    ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
+        std::thread_local! {
+            $vis static $name: $type = const { $init };
+        }
+    };
 }
 
-/// This thread's hazard record (claimed at its first steal), or `None`
-/// during the thread's own destruction, once its thread-local is gone.
-#[inline(always)]
-pub(crate) fn this_threads_record() -> Option<*const Record> {
-    registry::RECORD.try_with(|local| local.record.get()).ok()
+#[cfg(chase_lev_loom)]
+macro_rules! thread_local_static {
+    ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
+        loom::thread_local! {
+            $vis static $name: $type = $init;
+        }
+    };
 }
+
+#[cfg(chase_lev_shuttle)]
+macro_rules! thread_local_static {
+    ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
+        shuttle::thread_local! {
+            $vis static $name: $type = $init;
+        }
+    };
+}
+
+pub(crate) use {process_static, thread_local_static};
 
 /// Whether a model checker is unwinding from a failed execution: loom then
 /// drops the execution's thread-locals and statics outside the model, where
@@ -585,98 +296,64 @@ pub(crate) fn model_is_unwinding() -> bool {
     cfg!(chase_lev_loom) && std::thread::panicking()
 }
 
-/// Whether the registry's drop must leave its records alone: under loom
+/// Whether a static's drop must leave the model's atomics alone: under loom
 /// when a failed execution unwinds (above), and always under shuttle, which
 /// drops a test's statics after its tasks have finished, where its atomics
-/// cannot be touched. The records of a model execution then leak (a few per
-/// execution); std's registry is a static and is never dropped.
+/// cannot be touched. What such a drop would free then leaks (a few records
+/// per execution); std's statics are never dropped.
 #[inline(always)]
-pub(crate) fn registry_drop_leaks() -> bool {
+pub(crate) fn statics_drop_outside_the_model() -> bool {
     cfg!(chase_lev_shuttle) || model_is_unwinding()
 }
 
+// ----------------------------------------------------------------- buffers --
+
 /// Allocates a buffer. The internal builds (`--cfg chase_lev_hooks`) first
 /// run the hook a scenario set for this thread's next buffer allocation
-/// ([`hooks`]), as a global allocator that calls back into the deque would
-/// run there.
+/// ([`before_next_buffer_allocation`]), as a global allocator that calls
+/// back into the deque would run there.
 #[inline(always)]
-pub(crate) fn allocate_buffer<T>(buffer: Buffer<T>) -> *mut Buffer<T> {
+pub(crate) fn allocate_buffer<B>(buffer: B) -> *mut B {
     #[cfg(chase_lev_hooks)]
-    hooks::before_buffer_allocation();
+    if let Some(hook) = BEFORE_ALLOCATION.with(|slot| slot.borrow_mut().take()) {
+        hook();
+    }
     Box::into_raw(Box::new(buffer))
 }
 
-/// (Internal builds only.) What a scenario can make the deque do at the
-/// points where user code runs inside it.
 #[cfg(chase_lev_hooks)]
-pub mod hooks {
-    use std::cell::RefCell;
-
-    type Hook = Box<dyn FnOnce()>;
-
-    #[cfg(chase_lev_loom)]
-    loom::thread_local! {
-        static BEFORE_ALLOCATION: RefCell<Option<Hook>> = RefCell::new(None);
-    }
-    #[cfg(chase_lev_shuttle)]
-    shuttle::thread_local! {
-        static BEFORE_ALLOCATION: RefCell<Option<Hook>> = RefCell::new(None);
-    }
-    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-    std::thread_local! {
-        static BEFORE_ALLOCATION: RefCell<Option<Hook>> = const { RefCell::new(None) };
-    }
-
-    /// Runs `hook` on this thread, once, when it next allocates a deque
-    /// buffer: where a global allocator would run, for example while a batch
-    /// steal grows its destination.
-    pub fn before_next_buffer_allocation(hook: impl FnOnce() + 'static) {
-        BEFORE_ALLOCATION.with(|slot| *slot.borrow_mut() = Some(Box::new(hook)));
-    }
-
-    pub(crate) fn before_buffer_allocation() {
-        if let Some(hook) = BEFORE_ALLOCATION.with(|slot| slot.borrow_mut().take()) {
-            hook();
-        }
-    }
-
-    /// Runs `hook` when this thread's thread-locals are destroyed, right
-    /// after its hazard record is given back: where a thread-local
-    /// destructor of the user's that steals would run once the record is
-    /// gone. (A thread-local of its own would not do: loom destroys a
-    /// thread's thread-locals in an order that changes between executions.)
-    pub fn after_this_threads_record_is_released(hook: impl FnOnce() + 'static) {
-        super::registry::RECORD.with(|local| {
-            *local.after_record_released.0.borrow_mut() = Some(Box::new(hook));
-        });
-    }
-
-    /// The hook of [`after_this_threads_record_is_released`].
-    pub(crate) struct AfterRecordReleased(RefCell<Option<Hook>>);
-
-    impl AfterRecordReleased {
-        pub(crate) const fn none() -> AfterRecordReleased {
-            AfterRecordReleased(RefCell::new(None))
-        }
-    }
-
-    impl Drop for AfterRecordReleased {
-        fn drop(&mut self) {
-            if let Some(hook) = self.0.get_mut().take() {
-                hook();
-            }
-        }
-    }
+thread_local_static! {
+    static BEFORE_ALLOCATION: core::cell::RefCell<Option<Box<dyn FnOnce()>>> =
+        const core::cell::RefCell::new(None);
 }
+
+/// (Internal builds only.) Runs `hook` on this thread, once, when it next
+/// allocates a deque buffer: where a global allocator would run, for
+/// example while a batch steal grows its destination.
+#[cfg(chase_lev_hooks)]
+pub fn before_next_buffer_allocation(hook: impl FnOnce() + 'static) {
+    BEFORE_ALLOCATION.with(|slot| *slot.borrow_mut() = Some(Box::new(hook)));
+}
+
+/// What a free does to a buffer's slots under loom (`free_buffer`).
+pub(crate) trait Slots {
+    /// Writes every slot, as loom sees it.
+    #[cfg_attr(not(chase_lev_loom), allow(dead_code))] // called under loom only
+    fn write_every_slot_as_freed(&self);
+}
+
+/// Whether `free_buffer` gives the memory back (std), so that its address
+/// may be handed out again (the mutant builds' event log numbers addresses).
+#[allow(dead_code)] // read by the mutant builds only
+pub(crate) const FREE_RETURNS_MEMORY: bool = !cfg!(any(chase_lev_loom, chase_lev_shuttle));
 
 /// Frees a retired buffer.
 ///
 /// # Safety
-/// `buffer` came from `Box::into_raw` and no thread can still read it.
+/// `buffer` came from `Box::into_raw` (`allocate_buffer` is one) and no
+/// thread can still read it.
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
-    #[cfg(chase_lev_mutants)]
-    crate::trace::freed(buffer as usize);
+pub(crate) unsafe fn free_buffer<B: Slots>(buffer: *mut B) {
     // SAFETY: by the caller.
     drop(unsafe { Box::from_raw(buffer) });
 }
@@ -688,7 +365,7 @@ pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
 /// # Safety
 /// As for the std version.
 #[cfg(chase_lev_loom)]
-pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
+pub(crate) unsafe fn free_buffer<B: Slots>(buffer: *mut B) {
     // SAFETY: by the caller, the buffer is still allocated and ours.
     unsafe { &*buffer }.write_every_slot_as_freed();
 }
@@ -702,9 +379,7 @@ pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
 /// # Safety
 /// As for the std version.
 #[cfg(chase_lev_shuttle)]
-pub(crate) unsafe fn free_buffer<T>(buffer: *mut Buffer<T>) {
-    #[cfg(chase_lev_mutants)]
-    crate::trace::freed(buffer as usize);
+pub(crate) unsafe fn free_buffer<B: Slots>(buffer: *mut B) {
     let _ = buffer;
 }
 

@@ -1,5 +1,5 @@
 //! (Mutant builds only.) The event log: every access of a named atomic
-//! (`sync.rs`'s wrappers) and of a buffer's slot (`buffer.rs`), with the
+//! (`atomic.rs`'s wrappers) and of a buffer's slot (`buffer.rs`), with the
 //! value it read or wrote and the thread that did it, so that the fence lab
 //! can print a counterexample a person can follow (loom's own trace shows no
 //! values). The algorithm's functions record nothing themselves; the model

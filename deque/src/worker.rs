@@ -1,19 +1,16 @@
-//! `Worker`, the owner's handle: its type, constructors, `len` and `capacity`.
-//! Push and pop are in deque.rs, the shrink hysteresis in shrink.rs, the
+//! `Worker`, the owner's handle: its constructors, `len` and `capacity`.
+//! The type, push, pop and the shrink hysteresis are in deque.rs, the
 //! destination's side of a batch steal in batch.rs.
 
 use core::cell::Cell;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem;
-use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use crate::buffer::{Buffer, MAX_CAPACITY};
-use crate::deque::{Flavor, Inner};
+use crate::deque::{shrink_threshold, Flavor, Inner, Stealer, Worker};
 use crate::policy::Policy;
-use crate::shrink::shrink_threshold;
-use crate::stealer::Stealer;
-use crate::sync::{Arc, Ordering::Relaxed};
+use crate::sync::{Arc, Ordering::Relaxed, UNDER_LOOM};
 
 /// The capacity of a worker made by `new_lifo` or `new_fifo`. Larger than
 /// crossbeam-deque's 64 because a buffer here holds one lap of indices: a
@@ -22,91 +19,11 @@ use crate::sync::{Arc, Ordering::Relaxed};
 /// buffer, without allocating: proofs-notes/reclamation.md#reuse). At 256
 /// slots the buffer change, once per 256 such pops, adds little to each
 /// operation (docs/benchmarks.md#instructions-per-operation).
-#[cfg(not(chase_lev_loom))]
-const DEFAULT_CAPACITY: usize = 256;
-
+///
 /// Under loom (a user's model with `--cfg chase_lev_loom`, or this
 /// repository's), four slots, as tokio's queue does: loom tracks every slot,
 /// and a model that pushes a few tasks then reaches a new lap or a grow.
-#[cfg(chase_lev_loom)]
-const DEFAULT_CAPACITY: usize = 4;
-
-/// The owner's end of a work-stealing deque.
-///
-/// One thread owns a `Worker`: it pushes tasks and pops them back (the newest
-/// first for [`new_lifo`](Worker::new_lifo), the oldest first for
-/// [`new_fifo`](Worker::new_fifo)). Any number of [`Stealer`]s take the oldest
-/// task from other threads. A `Worker` can be sent to another thread but not
-/// shared (`Send`, not `Sync`).
-///
-/// ```
-/// use chase_lev::Worker;
-///
-/// let worker = Worker::new_lifo();
-/// worker.push(1);
-/// worker.push(2);
-/// assert_eq!(worker.pop(), Some(2));
-/// assert_eq!(worker.pop(), Some(1));
-/// assert_eq!(worker.pop(), None);
-/// ```
-pub struct Worker<T> {
-    pub(crate) inner: Arc<Inner<T>>,
-    /// The owner's copy of the buffer pointer. Only the owner replaces the
-    /// buffer, so this is the value Lê et al.'s owner reads with a relaxed
-    /// load of `array`; keeping it here saves that load.
-    pub(crate) buffer: Cell<*mut Buffer<T>>,
-    /// One past the last index of the current buffer's lap: a push there
-    /// first moves the tasks to a new buffer (buffer.rs explains why buffers
-    /// never wrap).
-    pub(crate) end: Cell<i64>,
-    /// A bounded worker hands a task back when `bottom - top` reaches it;
-    /// `i64::MAX` (never) for a growable one.
-    pub(crate) limit: Cell<i64>,
-    /// The last value of `top` a push loaded: at most `top`, which never
-    /// decreases, so `bottom - top_seen` is at least the deque's length.
-    pub(crate) top_seen: Cell<i64>,
-    /// A push at a `bottom` below this needs no look at `top`: the lesser of
-    /// `end` and `top_seen + limit` (`i64::MAX` for a growable worker, so
-    /// then `end`), or anything smaller.
-    pub(crate) push_until: Cell<i64>,
-    pub(crate) bounded: bool,
-    /// The buffer never shrinks below this many slots.
-    pub(crate) min_capacity: usize,
-    /// Pops still to make under a quarter full, in a row, before the buffer
-    /// halves: the hysteresis of shrinking. Counts down from `shrink_after`.
-    pub(crate) pops_until_shrink: Cell<usize>,
-    /// Half the capacity: how many such pops a halving takes. Kept here, like
-    /// `shrink_below`, so that a pop never reads the buffer's capacity.
-    pub(crate) shrink_after: Cell<usize>,
-    /// A pop that leaves fewer tasks than this counts toward shrinking: a quarter
-    /// of the capacity, or 0 (never) when the buffer cannot shrink (bounded,
-    /// or at its minimum size). Recomputed at each resize, so that the common
-    /// pop pays one comparison instead of re-deriving it from the buffer
-    /// (docs/benchmarks.md#instructions-per-operation).
-    pub(crate) shrink_below: Cell<i64>,
-    /// Not `Sync`: the owner's operations assume a single thread.
-    _not_sync: PhantomData<Cell<()>>,
-}
-
-// SAFETY: a `Worker` is the unique owner handle; moving it to another thread
-// moves the owner role with it. Its `Cell`s are only touched by the thread
-// that holds it. Tasks move between threads, so `T: Send` is required.
-unsafe impl<T: Send> Send for Worker<T> {}
-
-// `UnwindSafe` when `T: RefUnwindSafe`, and never `RefUnwindSafe` (its
-// `Cell`s make a shared `&Worker` not so), as crossbeam-deque 0.8's `Worker`
-// has from its fields. The fields do not give it here (the deque's slots and
-// retired-buffer list sit in `UnsafeCell`s), so it is stated, and it holds
-// for the same reason as crossbeam's: a panic inside a deque operation cannot
-// leave the deque in a state that breaks its invariants for the other
-// handles. No operation runs task code (only the final drop drops tasks, and
-// it goes on dropping the rest past a panic: `drop_tasks` in deque.rs); the
-// operations' own panics (a full bounded `push`, a zero batch limit, a
-// capacity overflow, the exhausted index space) are raised before the
-// operation publishes anything, so the other handles see the deque as it was
-// or, at worst, a claimed task that is never handed out (a leak, not a broken
-// invariant). `UnwindSafe` is a safe marker trait; nothing unsafe relies on it.
-impl<T: RefUnwindSafe> UnwindSafe for Worker<T> {}
+const DEFAULT_CAPACITY: usize = if UNDER_LOOM { 4 } else { 256 };
 
 impl<T> Worker<T> {
     /// Creates a growable worker whose owner pops the newest task first
@@ -256,7 +173,7 @@ impl<T> Worker<T> {
             capacity <= MAX_CAPACITY,
             "chase-lev: capacity overflow ({capacity} tasks requested, at most {MAX_CAPACITY})"
         );
-        let buffer_capacity = if mem::size_of::<T>() == 0 && !bounded && !cfg!(chase_lev_loom) {
+        let buffer_capacity = if mem::size_of::<T>() == 0 && !bounded && !UNDER_LOOM {
             // Zero-sized tasks take no memory: start at the largest capacity
             // so that the buffer never needs to grow or shrink (not under
             // loom, which tracks every slot).

@@ -1510,7 +1510,7 @@ fn record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans(mutant: Opt
 /// to run when its thread exits, after its record is given back, as a
 /// thread-local destructor of the user's that steals would run once the
 /// registry's thread-local is gone (the internal builds' hook,
-/// `sync.rs:hooks`, stands in for it: loom would destroy two thread-locals
+/// `chase_lev::hooks`, stands in for it: loom would destroy two thread-locals
 /// in an order that changes between executions). That steal has no record
 /// of its own: it must borrow one and announce in it, while the owner
 /// pushes tasks 2 and 3 into new 1-slot buffers and scans at each change

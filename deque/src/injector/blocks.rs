@@ -1,6 +1,7 @@
 //! The injector's blocks and slots: a block holds one lap of positions
 //! (`BLOCK_CAP` slots and, at the last offset, the marker), a slot one task
-//! and its state bits. Here too are a steal's steps on the slots it claimed
+//! and its state bits; how a position is encoded in a cursor's index, and a
+//! block's address and tickets in a cursor's block word. Here too are a steal's steps on the slots it claimed
 //! (`resolve`, `read`, `finish`), the release of a block's three shares
 //! that frees it (`destroy`, `release_share`;
 //! proofs-notes/injector.md#reclamation), and the drop of the queue.
@@ -9,26 +10,101 @@ use core::mem::MaybeUninit;
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 use core::ptr;
 
-use super::cursors::{offset, position, untag, HAS_NEXT, ONE};
 use super::Injector;
-use crate::policy::site;
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
-use crate::sync::Named;
+use crate::atomic::Named;
+use crate::atomic::{AtomicPtr, AtomicUsize};
+use crate::policy::site;
 use crate::sync::{
-    wait_round, AtomicPtr, AtomicUsize,
+    wait_round,
     Ordering::{AcqRel, Acquire, Relaxed},
-    SlotCell,
+    SlotCell, UNDER_A_MODEL_CHECKER,
 };
 
 /// Positions per block. The model builds use tiny blocks, so that loom and
 /// shuttle reach a block boundary in a few operations.
-#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-pub(super) const LAP: u64 = 64;
-#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
-pub(super) const LAP: u64 = 4;
+pub(super) const LAP: u64 = if UNDER_A_MODEL_CHECKER { 4 } else { 64 };
 
 /// Slots per block: the last position of a lap is the marker.
 pub(super) const BLOCK_CAP: usize = LAP as usize - 1;
+
+// ------------------------------------------------ indices and block words --
+//
+// A cursor's index: a position shifted left by one, plus `HAS_NEXT` at the
+// head; its block word: a block's address and the tickets of the threads
+// helping the cursor over the block's end (proofs-notes/injector.md#tickets).
+
+/// The index holds the position shifted by this much...
+pub(super) const SHIFT: u32 = 1;
+/// ...and, in the head index, this bit: the tail is in a later block, so the
+/// head's block is full and a steal need not look at the tail.
+pub(super) const HAS_NEXT: u64 = 1;
+/// One position, as an index increment.
+pub(super) const ONE: u64 = 1 << SHIFT;
+/// Positions wrap around at 2^63 (indices at 2^64); see `position`.
+pub(super) const POSITION_MASK: u64 = u64::MAX >> SHIFT;
+
+/// A cursor's block word is a block's address plus, in its low bits, the
+/// number of tickets taken on that block by threads helping the cursor over
+/// the block's end (proofs-notes/injector.md#tickets). Blocks are aligned to
+/// `TICKETS + 1` bytes so that those bits are free.
+pub(super) const TICKETS: usize = 127;
+const _: () = assert!(core::mem::align_of::<Block<()>>() > TICKETS);
+
+#[inline(always)]
+pub(super) fn position(index: u64) -> u64 {
+    index >> SHIFT
+}
+
+#[inline(always)]
+pub(super) fn offset(index: u64) -> usize {
+    (position(index) % LAP) as usize
+}
+
+/// The lap of an index (wrapping at 2^63 / `LAP`).
+#[inline(always)]
+pub(super) fn lap(index: u64) -> u64 {
+    position(index) / LAP
+}
+
+/// The lap after `lap`.
+#[inline(always)]
+pub(super) fn next_lap(lap: u64) -> u64 {
+    lap.wrapping_add(1) & (POSITION_MASK / LAP)
+}
+
+/// Whether two indices are in the same lap (wrapping included: `LAP`
+/// divides 2^63).
+#[inline(always)]
+pub(super) fn same_lap(a: u64, b: u64) -> bool {
+    lap(a) == lap(b)
+}
+
+/// A tail index on a block's marker means the same as the first position of
+/// the next lap: every slot of the block is claimed.
+#[inline(always)]
+pub(super) fn past_marker(index: u64) -> u64 {
+    if offset(index) == BLOCK_CAP {
+        index.wrapping_add(ONE)
+    } else {
+        index
+    }
+}
+
+/// The block address of a cursor's block word.
+#[inline(always)]
+pub(super) fn untag<T>(word: *mut Block<T>) -> *mut Block<T> {
+    word.wrapping_byte_sub(tickets(word))
+}
+
+/// The ticket count of a cursor's block word.
+#[inline(always)]
+pub(super) fn tickets<T>(word: *mut Block<T>) -> usize {
+    // (`as usize`, not `addr()`: the crate's minimum Rust is 1.82.)
+    word as usize & TICKETS
+}
+
+// ------------------------------------------------------------ slots --
 
 /// A slot's state bits.
 pub(super) const WRITE: usize = 1;
@@ -43,10 +119,7 @@ pub(super) const ABANDONED: usize = 8;
 /// abandons the slot. Bounded, so that a push descheduled between its claim
 /// and its write never holds a steal up for longer than this; zero in the
 /// model builds, so that loom and shuttle explore the abandoning path.
-#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
-const PATIENCE: u32 = 6;
-#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
-const PATIENCE: u32 = 0;
+const PATIENCE: u32 = if UNDER_A_MODEL_CHECKER { 0 } else { 6 };
 
 /// Whether a steal that has waited `round` rounds for its slot waits one more.
 #[inline(always)]

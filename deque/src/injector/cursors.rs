@@ -1,90 +1,22 @@
-//! The injector's two cursors, `tail` and `head`: their indices (a position
-//! shifted left by one, plus `HAS_NEXT` at the head) and their block words
-//! (a block's address and the tickets of the threads helping the cursor
-//! over the block's end, proofs-notes/injector.md#tickets); the moves of a
+//! The injector's two cursors, `tail` and `head`, each an index and a block
+//! word (blocks.rs says how both are encoded); the moves of a
 //! cursor to the next block (`advance`, `link`, `move_index`), and a
 //! steal's look at the head and its claim.
 
 use core::ptr;
 
-use super::blocks::{Block, BLOCK_CAP, LAP};
+use super::blocks::{
+    lap, next_lap, offset, past_marker, position, same_lap, tickets, untag, Block, BLOCK_CAP,
+    HAS_NEXT, LAP, ONE, POSITION_MASK, TICKETS,
+};
 use super::{Injector, Pause};
+use crate::atomic::{fence, AtomicPtr, AtomicU64};
 use crate::policy::{site, Policy};
 use crate::steal::Steal;
 use crate::sync::{
-    fence, wait_round, AtomicPtr, AtomicU64,
+    wait_round,
     Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
 };
-
-/// The index holds the position shifted by this much...
-pub(super) const SHIFT: u32 = 1;
-/// ...and, in the head index, this bit: the tail is in a later block, so the
-/// head's block is full and a steal need not look at the tail.
-pub(super) const HAS_NEXT: u64 = 1;
-/// One position, as an index increment.
-pub(super) const ONE: u64 = 1 << SHIFT;
-/// Positions wrap around at 2^63 (indices at 2^64); see `position`.
-pub(super) const POSITION_MASK: u64 = u64::MAX >> SHIFT;
-
-/// A cursor's block word is a block's address plus, in its low bits, the
-/// number of tickets taken on that block by threads helping the cursor over
-/// the block's end (proofs-notes/injector.md#tickets). Blocks are aligned to
-/// `TICKETS + 1` bytes so that those bits are free.
-pub(super) const TICKETS: usize = 127;
-const _: () = assert!(core::mem::align_of::<Block<()>>() > TICKETS);
-
-#[inline(always)]
-pub(super) fn position(index: u64) -> u64 {
-    index >> SHIFT
-}
-
-#[inline(always)]
-pub(super) fn offset(index: u64) -> usize {
-    (position(index) % LAP) as usize
-}
-
-/// The lap of an index (wrapping at 2^63 / `LAP`).
-#[inline(always)]
-pub(super) fn lap(index: u64) -> u64 {
-    position(index) / LAP
-}
-
-/// The lap after `lap`.
-#[inline(always)]
-fn next_lap(lap: u64) -> u64 {
-    lap.wrapping_add(1) & (POSITION_MASK / LAP)
-}
-
-/// Whether two indices are in the same lap (wrapping included: `LAP`
-/// divides 2^63).
-#[inline(always)]
-fn same_lap(a: u64, b: u64) -> bool {
-    lap(a) == lap(b)
-}
-
-/// A tail index on a block's marker means the same as the first position of
-/// the next lap: every slot of the block is claimed.
-#[inline(always)]
-fn past_marker(index: u64) -> u64 {
-    if offset(index) == BLOCK_CAP {
-        index.wrapping_add(ONE)
-    } else {
-        index
-    }
-}
-
-/// The block address of a cursor's block word.
-#[inline(always)]
-pub(super) fn untag<T>(word: *mut Block<T>) -> *mut Block<T> {
-    word.wrapping_byte_sub(tickets(word))
-}
-
-/// The ticket count of a cursor's block word.
-#[inline(always)]
-fn tickets<T>(word: *mut Block<T>) -> usize {
-    // (`as usize`, not `addr()`: the crate's minimum Rust is 1.82.)
-    word as usize & TICKETS
-}
 
 /// Which cursor.
 #[derive(Clone, Copy, PartialEq, Eq)]

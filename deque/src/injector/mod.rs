@@ -70,17 +70,18 @@ use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
+use crate::atomic::{AtomicPtr, AtomicU64, Named};
 use crate::batch::assert_batch_limit;
+use crate::deque::Worker;
 use crate::deque::{index_space_exhausted, Flavor};
 use crate::policy::{site, Policy};
 use crate::steal::{success_or_return, Steal};
-use crate::sync::{
-    AtomicPtr, AtomicU64, Named,
-    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
+use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use blocks::{
+    lap, offset, untag, Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, ONE, POSITION_MASK, READ, SHIFT,
+    TICKETS, WRITE,
 };
-use crate::worker::Worker;
-use blocks::{Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, READ, WRITE};
-use cursors::{lap, offset, untag, Cursor, Side, ONE, POSITION_MASK, SHIFT, TICKETS};
+use cursors::{Cursor, Side};
 pub use hooks::Pause;
 #[cfg(chase_lev_hooks)]
 pub use hooks::PauseHook;
