@@ -13,6 +13,13 @@
 #[cfg(all(chase_lev_loom, chase_lev_shuttle))]
 compile_error!("a build is either a loom build or a shuttle build");
 
+/// The model checker, where one runs the crate: its statics and
+/// thread-locals (`process_static!`, `thread_local_static!`).
+#[cfg(chase_lev_loom)]
+pub(crate) use loom as model;
+#[cfg(chase_lev_shuttle)]
+pub(crate) use shuttle as model;
+
 // ---------------------------------------------------------------- atomics --
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
@@ -229,25 +236,12 @@ macro_rules! process_static {
     };
 }
 
-#[cfg(chase_lev_loom)]
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 macro_rules! process_static {
     ($(#[$attribute:meta])* $vis:vis fn $name:ident() -> &'static $type:ty = $init:expr;) => {
         $(#[$attribute])*
         $vis fn $name() -> &'static $type {
-            loom::lazy_static! {
-                static ref VALUE: $type = $init;
-            }
-            &VALUE
-        }
-    };
-}
-
-#[cfg(chase_lev_shuttle)]
-macro_rules! process_static {
-    ($(#[$attribute:meta])* $vis:vis fn $name:ident() -> &'static $type:ty = $init:expr;) => {
-        $(#[$attribute])*
-        $vis fn $name() -> &'static $type {
-            shuttle::lazy_static! {
+            $crate::sync::model::lazy_static! {
                 static ref VALUE: $type = $init;
             }
             &VALUE
@@ -267,19 +261,10 @@ macro_rules! thread_local_static {
     };
 }
 
-#[cfg(chase_lev_loom)]
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 macro_rules! thread_local_static {
     ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
-        loom::thread_local! {
-            $vis static $name: $type = $init;
-        }
-    };
-}
-
-#[cfg(chase_lev_shuttle)]
-macro_rules! thread_local_static {
-    ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
-        shuttle::thread_local! {
+        $crate::sync::model::thread_local! {
             $vis static $name: $type = $init;
         }
     };
