@@ -196,6 +196,43 @@ fn len_never_exceeds_the_pushes_begun_minus_the_steals_finished() {
 }
 
 #[test]
+fn len_and_is_empty_count_every_finished_push_while_pushes_never_stop() {
+    // `len` gives up waiting for a quiet tail after a few tries (it must end
+    // whatever the pushes do); what it returns then must still count every
+    // task in the queue: with no thief, every push finished before the call.
+    let injector = Injector::new();
+    let pushes_finished = AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    thread::scope(|scope| {
+        for _ in 0..3 {
+            let (injector, pushes_finished, stop) = (&injector, &pushes_finished, &stop);
+            scope.spawn(move || {
+                while !stop.load(SeqCst) {
+                    injector.push(0u8);
+                    pushes_finished.fetch_add(1, SeqCst);
+                }
+            });
+        }
+        while pushes_finished.load(SeqCst) < OPERATIONS {
+            thread::yield_now();
+        }
+        for _ in 0..OPERATIONS * 25 {
+            let finished_before = pushes_finished.load(SeqCst);
+            let len = injector.len();
+            assert!(
+                len >= finished_before,
+                "len {len} < {finished_before} pushes finished before the call, none stolen"
+            );
+            assert!(
+                finished_before == 0 || !injector.is_empty(),
+                "is_empty with {finished_before} tasks pushed and none stolen"
+            );
+        }
+        stop.store(true, SeqCst);
+    });
+}
+
+#[test]
 fn zero_sized_and_large_tasks_come_out_intact_under_concurrency() {
     let zero = Injector::new();
     let large = Injector::new();

@@ -10,7 +10,7 @@
 //! accepted above it. Loom adds its own checks: no `Arc` leaked (the deque's
 //! shared state must be freed by the last handle), no deadlock.
 
-use super::atomic::{fence, AtomicBool, Ordering};
+use super::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use super::deque::{
     log_note, logged_events, set_event_log, Injector, Mutant, Pause, PauseHook, Steal, Stealer,
     Worker,
@@ -253,6 +253,13 @@ pub const ALL: &[Scenario] = &[
         threads: 2,
         preemption_bound: None,
         body: injector_steal_that_misses_a_push_is_seen_by_the_pusher,
+    },
+    Scenario {
+        name: "injector_len_and_is_empty_while_a_pusher_moves_the_tail",
+        family: INJECTOR_FAMILY,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_len_and_is_empty_while_a_pusher_moves_the_tail,
     },
     Scenario {
         name: "injector_pushes_race_across_a_block_end",
@@ -1238,6 +1245,50 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher(mutant: Option<Mutant
         let violation = "the pusher missed the thief's flag and the thief's steal missed the \
                          push: a store-buffering handshake around the injector failed"
             .to_string();
+        evidence::record_failure(Failure {
+            violation: violation.clone(),
+            trace: main.trace(),
+            found_by_ledger: false,
+        });
+        panic!("violation: {violation}");
+    }
+    main.finish(Vec::new());
+}
+
+/// A thread asks for `len` and `is_empty` while the main thread pushes
+/// twice. Nobody steals, so the task pushed before the thread starts is in
+/// the queue throughout: each answer must count it. The model builds give
+/// `len` two snapshots of the indices before it settles
+/// (`SNAPSHOT_ATTEMPTS`), so the two pushes can move the tail inside both
+/// and make it settle.
+fn injector_len_and_is_empty_while_a_pusher_moves_the_tail(mutant: Option<Mutant>) {
+    let main = Queue::new(mutant);
+    main.push(1);
+    let counted = Arc::new(AtomicUsize::new(0));
+    let empty = Arc::new(AtomicBool::new(false));
+    let (observer_counted, observer_empty) = (Arc::clone(&counted), Arc::clone(&empty));
+    let observer = main.handle("observer").spawn(move |observer| {
+        observer.note(|| "observer calls len()".to_string());
+        let len = observer.injector.len();
+        observer.note(|| format!("observer's len returns {len}"));
+        observer.note(|| "observer calls is_empty()".to_string());
+        let is_empty = observer.injector.is_empty();
+        observer.note(|| format!("observer's is_empty returns {is_empty}"));
+        observer_counted.store(len, Ordering::Relaxed);
+        observer_empty.store(is_empty, Ordering::Relaxed);
+    });
+    main.push(2);
+    main.push(3);
+    observer.join().unwrap();
+    let (len, is_empty) = (
+        counted.load(Ordering::Relaxed),
+        empty.load(Ordering::Relaxed),
+    );
+    if !(1..=3).contains(&len) || is_empty {
+        let violation = format!(
+            "len returned {len} and is_empty {is_empty} while the queue held task 1 throughout \
+             and at most three tasks"
+        );
         evidence::record_failure(Failure {
             violation: violation.clone(),
             trace: main.trace(),

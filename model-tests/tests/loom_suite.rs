@@ -151,7 +151,9 @@ fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
 /// thread; a scan that stops at the first held buffer while two thieves
 /// hold two; the owner's retire fence, without which its scan misses the
 /// announcement a thief makes in a record an exited thief gave back; a
-/// steal at its thread's exit, its record gone, that does not announce.
+/// steal at its thread's exit, its record gone, that does not announce;
+/// the injector's `len` that settles for an empty queue when pushes keep
+/// moving its tail.
 const CANARIES: &[(&str, Mutant, &str)] = &[
     (
         "prefilled_pop_pop_against_steal_steal",
@@ -177,6 +179,11 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
         "steal_from_a_thread_local_destructor_borrows_a_record",
         Mutant::DestructorStealUnannounced,
         "The suite no longer detects a steal at a thread's exit that reads a buffer unannounced.",
+    ),
+    (
+        "injector_len_and_is_empty_while_a_pusher_moves_the_tail",
+        Mutant::InjectorLenSettlesForEmpty,
+        "The suite no longer detects an injector len that loses tasks when it stops retrying.",
     ),
 ];
 

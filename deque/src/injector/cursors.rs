@@ -16,7 +16,13 @@ use crate::steal::Steal;
 use crate::sync::{
     wait_round,
     Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
+    UNDER_A_MODEL_CHECKER,
 };
+
+/// How many snapshots of the two indices `indices` tries (see there); two
+/// in the model builds, so that a model with two pushes reaches the count
+/// `indices` settles for.
+const SNAPSHOT_ATTEMPTS: u32 = if UNDER_A_MODEL_CHECKER { 2 } else { 4 };
 
 /// Which cursor.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -389,28 +395,36 @@ impl<T> Injector<T> {
         }
     }
 
-    /// A snapshot of both indices at one moment: the tail is loaded before
-    /// and after the head, and only an unchanged tail is used
-    /// (proofs-notes/injector.md#len). Each position on a block's marker is
-    /// moved on to the next lap's first slot.
+    /// Both indices, each position on a block's marker moved on to the next
+    /// lap's first slot: the head, and the tail loaded after it. The tail
+    /// is loaded before the head as well, and while pushes move it between
+    /// the two loads the snapshot is tried again, at most
+    /// `SNAPSHOT_ATTEMPTS` times in all, so that it ends whatever other
+    /// threads do. When the two tail loads agree, both indices are of one
+    /// moment; when they do not, the pair counts the queue at the head's
+    /// load plus the pushes that claimed a slot after it
+    /// (proofs-notes/injector.md#len).
     pub(super) fn indices(&self) -> (u64, u64) {
+        let fix = |index: u64| {
+            let position = position(index);
+            if position % LAP == LAP - 1 {
+                position.wrapping_add(1) & POSITION_MASK
+            } else {
+                position
+            }
+        };
+        let mut attempts = 1;
         loop {
             // Ordering: SeqCst, as crossbeam's: a client's store-buffering
             // handshake around `is_empty` holds
             // (proofs-notes/injector.md#len).
             let tail = self.tail.index.load(SeqCst);
             let head = self.head.index.load(SeqCst);
-            if self.tail.index.load(SeqCst) == tail {
-                let fix = |index: u64| {
-                    let position = position(index);
-                    if position % LAP == LAP - 1 {
-                        position.wrapping_add(1) & POSITION_MASK
-                    } else {
-                        position
-                    }
-                };
-                return (fix(head), fix(tail));
+            let tail_after = self.tail.index.load(SeqCst);
+            if tail_after == tail || attempts == SNAPSHOT_ATTEMPTS {
+                return (fix(head), fix(tail_after));
             }
+            attempts += 1;
         }
     }
 }

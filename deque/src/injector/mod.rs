@@ -78,8 +78,8 @@ use crate::policy::{site, Policy};
 use crate::steal::{success_or_return, Steal};
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use blocks::{
-    lap, offset, untag, Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, ONE, POSITION_MASK, READ, SHIFT,
-    TICKETS, WRITE,
+    lap, offset, past_marker, position, untag, Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, ONE,
+    POSITION_MASK, READ, SHIFT, TICKETS, WRITE,
 };
 use cursors::{Cursor, Side};
 pub use hooks::Pause;
@@ -546,8 +546,15 @@ impl<T> Injector<T> {
     /// assert!(!injector.is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        let (head, tail) = self.indices();
-        head == tail
+        // Two loads, the head's first: empty at the tail's load if both are
+        // at the same position; else some push claimed a slot after the
+        // head's load, and its task was in the queue then
+        // (proofs-notes/injector.md#len).
+        // Ordering: SeqCst, as crossbeam's: a client's store-buffering
+        // handshake around `is_empty` holds (proofs-notes/injector.md#len).
+        let head = self.head.index.load(SeqCst);
+        let tail = self.tail.index.load(SeqCst);
+        position(past_marker(head)) == position(past_marker(tail))
     }
 
     /// The number of tasks in the queue at one moment during the call
