@@ -16,6 +16,9 @@
 //! `CHASE_LEV_LOOM_ONLY=text` runs only the scenario named `text` (or those
 //! whose name contains it); `CHASE_LEV_LOOM_RAISE=n` raises every bound by
 //! `n` and skips the canaries (`model-tests/interleavings.sh`).
+//! `CHASE_LEV_LOOM_MUTANT=name` runs the selected scenarios against that
+//! mutant instead (on the mutant build), and passes only if each of them
+//! kills it: one scenario's planted fault, shown without the matrix.
 #![cfg(feature = "loom")]
 
 use std::process::ExitCode;
@@ -34,27 +37,32 @@ fn describe_bound(scenario: &Scenario, exploration: &Exploration) -> String {
     }
 }
 
-/// Every scenario keeps every promise in every explored interleaving.
-fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
-    let mut all_passed = true;
-    let mut not_exhaustive = Vec::new();
-    // `CHASE_LEV_LOOM_ONLY=text` runs only the scenario named `text`, or if
-    // none is, the scenarios whose name contains it (to measure one
-    // scenario); the suite says so.
+/// The scenarios this run is about: all of them, or under
+/// `CHASE_LEV_LOOM_ONLY=text` only the scenario named `text`, or if none is,
+/// those whose name contains it (to measure one scenario); the suite says
+/// so.
+fn selected_scenarios() -> Vec<&'static Scenario> {
     let only = std::env::var("CHASE_LEV_LOOM_ONLY").ok();
     if let Some(only) = &only {
         println!("CHASE_LEV_LOOM_ONLY={only}: only the scenario of that name, or those whose name contains it");
     }
     let named = |scenario: &&Scenario| only.as_deref() == Some(scenario.name);
     let exact = scenarios::ALL.iter().any(|scenario| named(&scenario));
-    let selected: Vec<&Scenario> = scenarios::ALL
+    scenarios::ALL
         .iter()
         .filter(|scenario| match &only {
             None => true,
             Some(_) if exact => named(scenario),
             Some(only) => scenario.name.contains(only.as_str()),
         })
-        .collect();
+        .collect()
+}
+
+/// Every scenario keeps every promise in every explored interleaving.
+fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
+    let mut all_passed = true;
+    let mut not_exhaustive = Vec::new();
+    let selected = selected_scenarios();
     // Scenarios run side by side (`CHASE_LEV_MODEL_THREADS`, default: one
     // per core); each line is printed when its scenario is done.
     let explorations = explore::side_by_side(
@@ -174,6 +182,38 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
     ),
 ];
 
+/// `CHASE_LEV_LOOM_MUTANT=name`: each selected scenario, at its own bound,
+/// against the mutant `name`; whether every one of them killed it.
+fn the_selected_scenarios_kill(name: &str) -> bool {
+    let mutant = Mutant::from_name(name)
+        .unwrap_or_else(|| panic!("CHASE_LEV_LOOM_MUTANT={name}: no such mutant"));
+    println!(
+        "CHASE_LEV_LOOM_MUTANT={name}: the scenarios against this mutant, on the mutant build"
+    );
+    let mut all_killed = true;
+    for selected in selected_scenarios() {
+        let scenario = mutant_scenarios::by_name(selected.name).expect("the scenario exists");
+        let exploration = explore::with_loom(scenario, Some(mutant));
+        let cpu = exploration.cpu.map_or(String::new(), |cpu| {
+            format!(", cpu {:.2} s", cpu.as_secs_f64())
+        });
+        match &exploration.failure {
+            Some(failure) => println!(
+                "mutant {name} killed by {} after {} interleavings{cpu}: {}",
+                scenario.name, exploration.interleavings, failure.violation
+            ),
+            None => {
+                all_killed = false;
+                println!(
+                    "mutant {name} SURVIVED {} interleavings of {}{cpu}",
+                    exploration.interleavings, scenario.name
+                );
+            }
+        }
+    }
+    all_killed
+}
+
 fn the_suite_still_kills_its_canaries() -> bool {
     // Every canary runs, so that one run reports every one that stopped
     // (`all` would stop at the first).
@@ -190,6 +230,13 @@ fn main() -> ExitCode {
     // violation itself, so the default hook's message and backtrace would
     // only repeat it.
     std::panic::set_hook(Box::new(|_| {}));
+    if let Ok(name) = std::env::var("CHASE_LEV_LOOM_MUTANT") {
+        return if the_selected_scenarios_kill(&name) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     println!(
         "loom model suite: the deque as it ships (chase-lev-loom: the chase-lev source with \
          --cfg chase_lev_loom, no mutant compiled in; the same reclamation and fences as the \
