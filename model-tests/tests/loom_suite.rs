@@ -154,6 +154,11 @@ fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
 /// hold two; the owner's retire fence, without which its scan misses the
 /// announcement a thief makes in a record an exited thief gave back; a
 /// steal at its thread's exit, its record gone, that does not announce.
+/// And the scenarios of the states no other scenario reaches, each against
+/// the fault it was written for: a batch that fills a bounded destination
+/// past its bound; `reserve` freeing the buffer it leaves under the
+/// destination's thief; a retire whose scan misses the announcement of a
+/// batch steal racing a shrink; a FIFO shrink that loses the newest task.
 const CANARIES: &[(&str, Mutant, &str)] = &[
     (
         "prefilled_pop_pop_against_steal_steal",
@@ -179,6 +184,26 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
         "steal_from_a_thread_local_destructor_borrows_a_record",
         Mutant::DestructorStealUnannounced,
         "The suite no longer detects a steal at a thread's exit that reads a buffer unannounced.",
+    ),
+    (
+        "batch_into_a_bounded_destination_takes_only_the_room_it_has",
+        Mutant::ReserveIgnoresBound,
+        "The suite no longer detects a batch that fills a bounded destination past its bound.",
+    ),
+    (
+        "reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals",
+        Mutant::ReserveFreesAtOnce,
+        "The suite no longer detects a destination's buffer freed under its thief by reserve.",
+    ),
+    (
+        "shrink_while_a_thief_steals_a_batch_task_by_task",
+        Mutant::RetireFence,
+        "The suite no longer detects a shrink that frees the buffer a batch steal reads.",
+    ),
+    (
+        "fifo_shrink_and_retire_while_a_thief_steals",
+        Mutant::ShrinkDropsNewest,
+        "The suite no longer detects a FIFO shrink that loses a task.",
     ),
 ];
 
