@@ -367,8 +367,10 @@ pub const ALL: &[Scenario] = &[
         name: "reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals",
         family: 5,
         threads: 2,
-        // Exhaustively, over 485,000 interleavings in a minute without
-        // finishing; 6 preemptions: 88,116 in 5 s of CPU.
+        // Exhaustively, over 645,000 interleavings in 150 s without
+        // finishing; 6 preemptions: 88,116 in 5 s of CPU (release), the
+        // most that keeps it cheap in CI (VERIFYING.md has the counts
+        // beyond).
         preemption_bound: Some(6),
         body: reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals,
     },
