@@ -359,6 +359,43 @@ pub const ALL: &[Scenario] = &[
         preemption_bound: Some(2),
         body: owner_changes_buffer_twice_while_two_thieves_hold_slots,
     },
+    // -- The states no other scenario reaches: a bounded destination, a
+    // destination moved to a new lap by `reserve` while it is stolen from,
+    // a shrink against a batch steal, a FIFO worker that shrinks. Each
+    // asserts that it reaches its state.
+    Scenario {
+        name: "batch_into_a_bounded_destination_takes_only_the_room_it_has",
+        family: 5,
+        threads: 2,
+        preemption_bound: None,
+        body: batch_into_a_bounded_destination_takes_only_the_room_it_has,
+    },
+    Scenario {
+        name: "reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals",
+        family: 5,
+        threads: 2,
+        // Exhaustively, over 645,000 interleavings in 150 s without
+        // finishing; 6 preemptions: 88,116 in 5 s of CPU (release), the
+        // most that keeps it cheap in CI (VERIFYING.md has the counts
+        // beyond).
+        preemption_bound: Some(6),
+        body: reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals,
+    },
+    Scenario {
+        name: "shrink_while_a_thief_steals_a_batch_task_by_task",
+        family: 4,
+        threads: 2,
+        preemption_bound: None,
+        body: shrink_while_a_thief_steals_a_batch_task_by_task,
+    },
+    Scenario {
+        name: "fifo_shrink_and_retire_while_a_thief_steals",
+        family: 4,
+        threads: 2,
+        preemption_bound: None,
+        body: fifo_shrink_and_retire_while_a_thief_steals,
+    },
+    // -- End of the block.
 ];
 
 /// Looks a scenario up by name.
@@ -537,6 +574,12 @@ impl Thief {
 
     /// A batch steal into `destination`, which is then drained.
     fn steal_batch_into(&self, destination: &Worker<Task>, limit: usize) {
+        let operation = self.batch_into(destination, limit);
+        self.drain(&operation, destination);
+    }
+
+    /// A batch steal into `destination`, left there: the caller drains it.
+    fn batch_into(&self, destination: &Worker<Task>, limit: usize) -> ledger::Operation {
         if limit == super::deque::DEFAULT_BATCH_LIMIT {
             self.note(|| format!("{} calls steal_batch()", self.name));
         } else {
@@ -558,7 +601,7 @@ impl Thief {
             }
             Steal::Retry => self.note(|| format!("{}'s steal_batch returns Retry", self.name)),
         }
-        self.drain(&operation, destination);
+        operation
     }
 
     fn steal_batch_and_pop(&self, mutant: Option<Mutant>, fifo: bool) {
@@ -1613,4 +1656,188 @@ fn owner_changes_buffer_twice_while_two_thieves_hold_slots(mutant: Option<Mutant
     owner.push(3); // grows to 4 slots, retires the second
     owner.pop();
     owner.finish(vec![first, second]);
+}
+
+// ---------------------------------------------------------------------------
+// The states no other scenario reaches (families 4 and 5): a bounded
+// destination, `reserve` moving a destination to a new lap while a thief
+// steals from it, a shrink against a batch steal, and a FIFO worker that
+// shrinks. Each asserts, before its threads start or where the state is
+// reached, that the execution is in the state its name says: a scenario
+// that silently stopped reaching it would pass and check nothing.
+
+/// Fails the execution with a broken promise that the scenario checks
+/// itself (the ledger checks the others when the execution ends).
+fn violated(violation: String) -> ! {
+    evidence::record_failure(Failure {
+        violation: violation.clone(),
+        trace: logged_events(),
+        found_by_ledger: false,
+    });
+    panic!("violation: {violation}");
+}
+
+/// A LIFO worker bounded to 2 that holds its owner's task 10 (one slot of
+/// room) is the destination of a batch steal from a LIFO owner holding
+/// tasks 1 to 3 (the half rule asks for two), while that owner pops twice.
+/// The batch takes only what fits: only the thief changes its destination,
+/// so its length after the batch is exact, and must not exceed the bound
+/// (mutant `reserve-ignores-bound` makes room for the whole batch, growing
+/// the destination past it).
+fn batch_into_a_bounded_destination_takes_only_the_room_it_has(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO, mutant);
+    for id in 1..=3 {
+        owner.push(id);
+    }
+    let destination = Owner::new(
+        Shape {
+            fifo: false,
+            capacity: 2,
+            bounded: true,
+        },
+        mutant,
+    );
+    destination.push(10);
+    assert_eq!(
+        (destination.worker.bound(), destination.worker.len()),
+        (Some(2), 1),
+        "the destination has one slot of room"
+    );
+    let thief = owner.stealer("thief 1").spawn(move |thief| {
+        let batch = thief.batch_into(&destination.worker, super::deque::DEFAULT_BATCH_LIMIT);
+        let held = destination.worker.len();
+        if held > 2 {
+            violated(format!(
+                "thief 1's batch left its destination, bounded to 2, holding {held} tasks"
+            ));
+        }
+        let own = ledger::begin("thief 1", "pop from its own worker", None);
+        while let Some(task) = destination.worker.pop() {
+            ledger::took(if task.0 == 10 { &own } else { &batch }, task);
+        }
+    });
+    owner.pop();
+    owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// A FIFO worker of two slots has used up its first lap (tasks 10 and 11
+/// pushed, 10 popped: `bottom` is at the lap's end) when its owner steals a
+/// batch of one task into it, so `reserve` moves it to a new lap of the
+/// same capacity (a new buffer, the old one retired) while a thief steals
+/// task 11 from it, possibly from the old buffer. The old buffer must be
+/// retired as at any other buffer change, so that the thief's announcement
+/// keeps it (mutant `reserve-frees-at-once` frees it under the thief).
+fn reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals(mutant: Option<Mutant>) {
+    let destination = Owner::new(
+        Shape {
+            fifo: true,
+            capacity: 2,
+            bounded: false,
+        },
+        mutant,
+    );
+    destination.push(10);
+    destination.push(11);
+    destination.pop(); // task 10
+    assert_eq!(
+        (destination.worker.capacity(), destination.worker.len()),
+        (2, 1),
+        "two pushes into a fresh buffer of two slots: its lap is used up, one task left"
+    );
+    let victim = Owner::new(LIFO, mutant);
+    victim.push(1);
+    let thief = destination.stealer("thief 2");
+    let owner_of_the_destination = victim.stealer("thief 1").spawn(move |batch| {
+        // The batch's room is made by `reserve`: an allocation there is
+        // the move to a new buffer.
+        let moved = std::rc::Rc::new(std::cell::Cell::new(false));
+        let allocated = std::rc::Rc::clone(&moved);
+        super::deque::hooks::before_next_buffer_allocation(move || allocated.set(true));
+        batch.batch_into(&destination.worker, super::deque::DEFAULT_BATCH_LIMIT);
+        assert!(
+            moved.get() && destination.worker.capacity() == 2,
+            "reserve moved the destination to a new buffer of the same capacity: a new lap"
+        );
+        destination.pop();
+        destination.pop();
+    });
+    thief.steal();
+    victim.finish(vec![owner_of_the_destination]);
+}
+
+/// A LIFO deque grown to 16 slots holds four tasks (1, 2, 3 and 16) with
+/// its shrink credit one short (seven pops have left it under a quarter
+/// full since the last resize; the eighth shrinks it). A thief steals a
+/// batch of two, claiming them one by one under one announcement, while the
+/// owner's pop, which leaves three tasks or fewer, shrinks the buffer to 8
+/// slots and retires the old one: the batch's next claim must see the
+/// change (and end), and the retire must keep the buffer the batch reads
+/// (mutant `retire-fence` scans without its fence, misses the batch's
+/// announcement and frees that buffer).
+fn shrink_while_a_thief_steals_a_batch_task_by_task(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
+    for id in 1..=9 {
+        owner.push(id); // grows to 16 slots
+    }
+    for _ in 0..6 {
+        owner.pop(); // 9 to 4: three tasks left, the first pop under a quarter full
+    }
+    for id in 10..=15 {
+        owner.push(id);
+        owner.pop(); // three tasks left again: one more pop under a quarter
+    }
+    owner.push(16);
+    assert_eq!(
+        (owner.worker.capacity(), owner.worker.len()),
+        (16, 4),
+        "16 slots, four tasks: a quarter full, one pop short of the shrink"
+    );
+    let thief = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch(mutant, false));
+    owner.pop(); // the batch takes at most two: a task for the pop, and the shrink
+    assert_eq!(owner.worker.capacity(), 8, "the pop shrank the buffer");
+    owner.finish(vec![thief]);
+}
+
+/// The FIFO twin of `shrink_and_retire_while_a_thief_steals`: a FIFO deque
+/// grown from one slot to 8 pops its oldest tasks down to one with the
+/// shrink credit one short; then the owner pushes task 8 and pops (with its
+/// CAS on `top`, as a thief claims), which shrinks the buffer to 4 slots
+/// and retires the old one, while the thief steals, possibly through the
+/// old buffer. Every FIFO scenario before this one stays at its minimum
+/// capacity, where a FIFO pop never shrinks. The shrink must copy every
+/// task (mutant `shrink-drops-newest` leaves task 8 behind, and the owner's
+/// pop reads a slot nobody wrote).
+fn fifo_shrink_and_retire_while_a_thief_steals(mutant: Option<Mutant>) {
+    let owner = Owner::new(
+        Shape {
+            fifo: true,
+            capacity: 1,
+            bounded: false,
+        },
+        mutant,
+    );
+    for id in 1..=5 {
+        owner.push(id); // grows to 8 slots
+    }
+    for _ in 0..4 {
+        owner.pop(); // 1 to 4: task 5 left, the first pop under a quarter full
+    }
+    for id in 6..=7 {
+        owner.push(id);
+        owner.pop(); // one task left again: one more pop under a quarter
+    }
+    assert_eq!(
+        (owner.worker.capacity(), owner.worker.len()),
+        (8, 1),
+        "8 slots, one task: one pop short of the shrink"
+    );
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    owner.push(8);
+    owner.pop(); // the thief takes one task at most: a task for the pop, and the shrink
+    assert_eq!(owner.worker.capacity(), 4, "the pop shrank the buffer");
+    owner.pop();
+    owner.finish(vec![thief]);
 }

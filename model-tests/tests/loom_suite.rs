@@ -16,6 +16,9 @@
 //! `CHASE_LEV_LOOM_ONLY=text` runs only the scenario named `text` (or those
 //! whose name contains it); `CHASE_LEV_LOOM_RAISE=n` raises every bound by
 //! `n` and skips the canaries (`model-tests/interleavings.sh`).
+//! `CHASE_LEV_LOOM_MUTANT=name` runs the selected scenarios against that
+//! mutant instead (on the mutant build), and passes only if each of them
+//! kills it: one scenario's planted fault, shown without the matrix.
 #![cfg(feature = "loom")]
 
 use std::process::ExitCode;
@@ -34,20 +37,18 @@ fn describe_bound(scenario: &Scenario, exploration: &Exploration) -> String {
     }
 }
 
-/// Every scenario keeps every promise in every explored interleaving.
-fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
-    let mut all_passed = true;
-    let mut not_exhaustive = Vec::new();
-    // `CHASE_LEV_LOOM_ONLY=text` runs only the scenario named `text`, or if
-    // none is, the scenarios whose name contains it (to measure one
-    // scenario); the suite says so.
+/// The scenarios this run is about: all of them, or under
+/// `CHASE_LEV_LOOM_ONLY=text` only the scenario named `text`, or if none is,
+/// those whose name contains it (to measure one scenario); the suite says
+/// so.
+fn selected_scenarios() -> Vec<&'static Scenario> {
     let only = std::env::var("CHASE_LEV_LOOM_ONLY").ok();
     if let Some(only) = &only {
         println!("CHASE_LEV_LOOM_ONLY={only}: only the scenario of that name, or those whose name contains it");
     }
     let named = |scenario: &&Scenario| only.as_deref() == Some(scenario.name);
     let exact = scenarios::ALL.iter().any(|scenario| named(&scenario));
-    let mut selected: Vec<&Scenario> = scenarios::ALL
+    let mut selected: Vec<&'static Scenario> = scenarios::ALL
         .iter()
         .filter(|scenario| match &only {
             None => true,
@@ -61,6 +62,14 @@ fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
     selected.sort_by_key(|scenario| {
         std::cmp::Reverse((scenario.threads, scenario.preemption_bound.is_none()))
     });
+    selected
+}
+
+/// Every scenario keeps every promise in every explored interleaving.
+fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
+    let mut all_passed = true;
+    let mut not_exhaustive = Vec::new();
+    let selected = selected_scenarios();
     // Scenarios run side by side (`CHASE_LEV_MODEL_THREADS`, default: one
     // per core); each line is printed when its scenario is done.
     let explorations = explore::side_by_side(
@@ -154,6 +163,11 @@ fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
 /// steal at its thread's exit, its record gone, that does not announce;
 /// the injector's `len` that settles for an empty queue when pushes keep
 /// moving its tail.
+/// And the scenarios of the states no other scenario reaches, each against
+/// the fault it was written for: a batch that fills a bounded destination
+/// past its bound; `reserve` freeing the buffer it leaves under the
+/// destination's thief; a retire whose scan misses the announcement of a
+/// batch steal racing a shrink; a FIFO shrink that loses the newest task.
 const CANARIES: &[(&str, Mutant, &str)] = &[
     (
         "prefilled_pop_pop_against_steal_steal",
@@ -185,7 +199,59 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
         Mutant::InjectorLenSettlesForEmpty,
         "The suite no longer detects an injector len that loses tasks when it stops retrying.",
     ),
+    (
+        "batch_into_a_bounded_destination_takes_only_the_room_it_has",
+        Mutant::ReserveIgnoresBound,
+        "The suite no longer detects a batch that fills a bounded destination past its bound.",
+    ),
+    (
+        "reserve_moves_the_destination_to_a_new_lap_while_its_thief_steals",
+        Mutant::ReserveFreesAtOnce,
+        "The suite no longer detects a destination's buffer freed under its thief by reserve.",
+    ),
+    (
+        "shrink_while_a_thief_steals_a_batch_task_by_task",
+        Mutant::RetireFence,
+        "The suite no longer detects a shrink that frees the buffer a batch steal reads.",
+    ),
+    (
+        "fifo_shrink_and_retire_while_a_thief_steals",
+        Mutant::ShrinkDropsNewest,
+        "The suite no longer detects a FIFO shrink that loses a task.",
+    ),
 ];
+
+/// `CHASE_LEV_LOOM_MUTANT=name`: each selected scenario, at its own bound,
+/// against the mutant `name`; whether every one of them killed it.
+fn the_selected_scenarios_kill(name: &str) -> bool {
+    let mutant = Mutant::from_name(name)
+        .unwrap_or_else(|| panic!("CHASE_LEV_LOOM_MUTANT={name}: no such mutant"));
+    println!(
+        "CHASE_LEV_LOOM_MUTANT={name}: the scenarios against this mutant, on the mutant build"
+    );
+    let mut all_killed = true;
+    for selected in selected_scenarios() {
+        let scenario = mutant_scenarios::by_name(selected.name).expect("the scenario exists");
+        let exploration = explore::with_loom(scenario, Some(mutant));
+        let cpu = exploration.cpu.map_or(String::new(), |cpu| {
+            format!(", cpu {:.2} s", cpu.as_secs_f64())
+        });
+        match &exploration.failure {
+            Some(failure) => println!(
+                "mutant {name} killed by {} after {} interleavings{cpu}: {}",
+                scenario.name, exploration.interleavings, failure.violation
+            ),
+            None => {
+                all_killed = false;
+                println!(
+                    "mutant {name} SURVIVED {} interleavings of {}{cpu}",
+                    exploration.interleavings, scenario.name
+                );
+            }
+        }
+    }
+    all_killed
+}
 
 fn the_suite_still_kills_its_canaries() -> bool {
     // Every canary runs, so that one run reports every one that stopped
@@ -203,6 +269,13 @@ fn main() -> ExitCode {
     // violation itself, so the default hook's message and backtrace would
     // only repeat it.
     std::panic::set_hook(Box::new(|_| {}));
+    if let Ok(name) = std::env::var("CHASE_LEV_LOOM_MUTANT") {
+        return if the_selected_scenarios_kill(&name) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     println!(
         "loom model suite: the deque as it ships (chase-lev-loom: the chase-lev source with \
          --cfg chase_lev_loom, no mutant compiled in; the same reclamation and fences as the \
