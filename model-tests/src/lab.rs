@@ -130,11 +130,24 @@ pub fn has_steps(counterexample: &Counterexample) -> bool {
 pub fn write_gallery(
     dir: &Path,
     found: &[(Mutant, Option<Counterexample>)],
+    report: impl FnMut(String),
+) -> Result<(), String> {
+    write_pictures(dir, found, report)?;
+    write(&dir.join("README.md"), &gallery_index(found))
+}
+
+fn write(file: &Path, contents: &str) -> Result<(), String> {
+    std::fs::write(file, contents).map_err(|error| format!("{}: {error}", file.display()))
+}
+
+/// The pictures of [`write_gallery`] without its index: what
+/// `mutation-matrix --only` redraws, since an index of some mutants would
+/// drop the sections of all the others.
+pub fn write_pictures(
+    dir: &Path,
+    found: &[(Mutant, Option<Counterexample>)],
     mut report: impl FnMut(String),
 ) -> Result<(), String> {
-    let write = |file: &Path, contents: &str| {
-        std::fs::write(file, contents).map_err(|error| format!("{}: {error}", file.display()))
-    };
     std::fs::create_dir_all(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
     for (mutant, counterexample) in found {
         let name = mutant.name();
@@ -160,7 +173,7 @@ pub fn write_gallery(
             None => report(format!("{name:<30} not killed: no picture")),
         }
     }
-    write(&dir.join("README.md"), &gallery_index(found))
+    Ok(())
 }
 
 /// The gallery's index page (`docs/fence-lab/README.md`): for each mutant
