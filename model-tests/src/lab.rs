@@ -112,6 +112,19 @@ pub fn counterexample(
     })
 }
 
+/// The steps of `counterexample` as the lab shows them: with each thief's
+/// registration of its hazard record folded into one step
+/// ([`crate::counterexample::fold_registration`]), unless the mutant
+/// changes the registry, whose lesson the registration is part of.
+pub fn steps_to_draw(counterexample: &Counterexample) -> Vec<crate::counterexample::Step> {
+    let steps = crate::counterexample::steps(&counterexample.failure.trace);
+    if crate::table::changes_the_registry(counterexample.mutant) {
+        steps
+    } else {
+        crate::counterexample::fold_registration(steps)
+    }
+}
+
 /// The scenario of the suite called `name`.
 pub fn scenario_named(name: &str) -> Option<&'static Scenario> {
     scenarios::ALL.iter().find(|scenario| scenario.name == name)
@@ -197,7 +210,10 @@ pub fn gallery_index(found: &[(Mutant, Option<Counterexample>)]) -> String {
          STALE load (red) has a dashed link to the newer store it missed. Which store a load read is\n\
          derived from the log: the last store of that value to that variable before the load (the\n\
          log is in execution order), STALE when another store to it came in between. The steps the\n\
-         verdict is about are framed in red, and the verdict is at the bottom.\n"
+         verdict is about are framed in red, and the verdict is at the bottom. A thief's first steal\n\
+         claims its thread's hazard record in the registry's list of records; those accesses are\n\
+         one row, `registers its hazard record (N accesses)`, except in the pictures of the\n\
+         registry's own mutants, whose lesson they are part of.\n"
     );
     for (mutant, counterexample) in found {
         let Some(counterexample) = counterexample else {

@@ -137,6 +137,9 @@ fn main() -> ExitCode {
         let written = if only.is_empty() {
             lab::write_gallery(dir, &found, report)
         } else {
+            // The index is not written, but its sections for these mutants
+            // are printed, to be put in by hand until the next whole run.
+            println!("{}", lab::gallery_index(&found));
             lab::write_pictures(dir, &found, report)
         };
         if let Err(message) = written {
