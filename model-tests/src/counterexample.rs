@@ -215,25 +215,131 @@ pub fn steps(trace: &[String]) -> Vec<Step> {
                 });
             }
         }
-        let read_from = (!reads.is_empty() || cas.as_ref().is_some_and(|cas| cas.read.is_some()))
-            .then(|| {
-                reads
-                    .iter()
-                    .chain(cas.iter().filter_map(|cas| cas.read.as_ref()))
-                    .map(describe_read)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            });
-        steps.push(Step {
+        let mut step = Step {
             thread: role,
             event: event.to_string(),
-            read_from,
+            read_from: None,
             is_note,
             reads,
             cas,
-        });
+        };
+        step.read_from = read_from(&step);
+        steps.push(step);
     }
     steps
+}
+
+/// What a step read, in words (the text trace's line under it).
+fn read_from(step: &Step) -> Option<String> {
+    let reads: Vec<&Read> = step
+        .reads
+        .iter()
+        .chain(step.cas.iter().filter_map(|cas| cas.read.as_ref()))
+        .collect();
+    (!reads.is_empty()).then(|| {
+        reads
+            .into_iter()
+            .map(describe_read)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}
+
+/// The atomics of the hazard registry's list of records (reclamation.rs).
+const REGISTRY: [&str; 3] = ["records", "records.in_use", "records.next"];
+
+/// `steps` with each thief's registration folded into one step: the
+/// accesses to the registry's list of records that a steal makes to claim
+/// its thread's hazard record, the first time the thread steals. They are
+/// in every counterexample with a thief and belong to none of their
+/// lessons except the registry's own, so a run of them (consecutive steps
+/// of one thread inside one of its steals) becomes the access
+/// `registers its hazard record (N accesses)`. The steps are numbered
+/// again, and every reference to a folded step (the store a load read, the
+/// newer store it missed, the CAS a CAS lost to) points at its fold. The
+/// owner's scans of the list, outside any steal, are not folded.
+pub fn fold_registration(steps: Vec<Step>) -> Vec<Step> {
+    let mut stealing: HashMap<String, bool> = HashMap::new();
+    let mut in_registration: Vec<bool> = steps
+        .iter()
+        .map(|step| {
+            if step.is_note && step.event.contains(" calls ") {
+                let call = step.event.split(" calls ").nth(1).unwrap_or("");
+                stealing.insert(step.thread.clone(), call.starts_with("steal"));
+            }
+            !step.is_note
+                && stealing.get(&step.thread).copied().unwrap_or(false)
+                && step
+                    .event
+                    .split_whitespace()
+                    .nth(1)
+                    .is_some_and(|variable| REGISTRY.contains(&variable))
+        })
+        .collect();
+    // A run that only loads is not a registration but a scan of the list
+    // (a batch steal's destination that grows retires its old buffer): the
+    // registration claims a record, so its run writes.
+    let mut start = 0;
+    while start < steps.len() {
+        let same_run = |at: usize| in_registration[at] && steps[at].thread == steps[start].thread;
+        let end = (start..steps.len())
+            .find(|&at| !same_run(at))
+            .unwrap_or(steps.len());
+        let claims = steps[start..end]
+            .iter()
+            .any(|step| step.cas.as_ref().is_some_and(|cas| cas.won));
+        if !claims {
+            in_registration[start..end].fill(false);
+        }
+        start = end.max(start + 1);
+    }
+    // `number[i]`: the new number of old step i + 1.
+    let mut number = Vec::with_capacity(steps.len());
+    let mut folded: Vec<Step> = Vec::new();
+    let mut run = 0;
+    for (index, step) in steps.into_iter().enumerate() {
+        let continues = in_registration[index]
+            && index > 0
+            && in_registration[index - 1]
+            && folded.last().is_some_and(|last| last.thread == step.thread);
+        if continues {
+            run += 1;
+            let last = folded.last_mut().expect("a run has a first step");
+            last.event = format!("registers its hazard record ({run} accesses)");
+        } else {
+            run = 1;
+            if in_registration[index] {
+                folded.push(Step {
+                    thread: step.thread,
+                    event: "registers its hazard record (1 access)".to_string(),
+                    read_from: None,
+                    is_note: false,
+                    reads: Vec::new(),
+                    cas: None,
+                });
+            } else {
+                folded.push(step);
+            }
+        }
+        number.push(folded.len());
+    }
+    let renumber = |step: usize| number[step - 1];
+    for step in &mut folded {
+        let cas_read = step.cas.as_mut().and_then(|cas| cas.read.as_mut());
+        for read in step.reads.iter_mut().chain(cas_read) {
+            if let Source::Step(source) = read.source {
+                read.source = Source::Step(renumber(source));
+            }
+            if let Some(missed) = &mut read.missed {
+                missed.step = renumber(missed.step);
+            }
+        }
+        if let Some(cas) = &mut step.cas {
+            cas.lost_to = cas.lost_to.map(renumber);
+        }
+        step.read_from = read_from(step);
+    }
+    folded
 }
 
 /// Notes are written by the model (`crate::scenarios`): whatever is not one
@@ -444,6 +550,48 @@ mod tests {
             steps[4].read_from.as_deref(),
             Some("hazard = null: the initial value, nothing stored yet")
         );
+    }
+
+    #[test]
+    fn a_thiefs_registration_is_folded_into_one_step_and_links_follow_it() {
+        let steps = fold_registration(steps(&trace(&[
+            "ThreadId(1): thief 1 calls steal()",
+            "ThreadId(1): load top = 0 (Acquire)",
+            "ThreadId(1): load records = null (Acquire)",
+            "ThreadId(1): CAS records null -> @2 won (Release)",
+            "ThreadId(1): load records.in_use = 0 (Relaxed)",
+            "ThreadId(1): CAS records.in_use 0 -> 1 won (Acquire)",
+            "ThreadId(1): store hazard := @1 (Release)",
+            "ThreadId(0): owner calls push(task 1)",
+            "ThreadId(0): load records = @2 (Acquire)",
+        ])));
+        let events: Vec<&str> = steps.iter().map(|step| step.event.as_str()).collect();
+        assert_eq!(
+            events[2..5],
+            [
+                "registers its hazard record (4 accesses)",
+                "store hazard := @1 (Release)",
+                "owner calls push(task 1)",
+            ]
+        );
+        // The owner's scan (outside a steal) stays, and reads the fold.
+        assert_eq!(
+            steps[5].read_from.as_deref(),
+            Some("records = @2: written at step 3 (the newest)")
+        );
+    }
+
+    #[test]
+    fn a_scan_of_the_records_inside_a_steal_is_not_folded() {
+        // A batch steal's destination that grows retires its old buffer and
+        // scans the records: loads only, no claim.
+        let steps = fold_registration(steps(&trace(&[
+            "ThreadId(1): thief 1 calls steal_batch()",
+            "ThreadId(1): load records = @2 (Acquire)",
+            "ThreadId(1): load records.in_use = 1 (Acquire)",
+        ])));
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[1].event, "load records = @2 (Acquire)");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use svg::node::element::path::Data;
 use svg::node::element::{Definitions, Group, Line, Marker, Path, Rectangle, Text, Title};
 use svg::Document;
 
-use crate::counterexample::{self, Read, Source, Step};
+use crate::counterexample::{Read, Source, Step};
 use crate::lab::Counterexample;
 use crate::lessons::lesson;
 
@@ -366,7 +366,7 @@ struct Link {
 
 /// Draws `counterexample` (found by [`crate::lab::find`]).
 pub fn draw(counterexample: &Counterexample) -> Diagram {
-    let steps = counterexample::steps(&counterexample.failure.trace);
+    let steps = crate::lab::steps_to_draw(counterexample);
     let labels: Vec<String> = steps.iter().map(label).collect();
     let lanes = lanes(&steps);
     let lane_of_step: Vec<usize> = steps

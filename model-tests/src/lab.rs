@@ -112,6 +112,19 @@ pub fn counterexample(
     })
 }
 
+/// The steps of `counterexample` as the lab shows them: with each thief's
+/// registration of its hazard record folded into one step
+/// ([`crate::counterexample::fold_registration`]), unless the mutant
+/// changes the registry, whose lesson the registration is part of.
+pub fn steps_to_draw(counterexample: &Counterexample) -> Vec<crate::counterexample::Step> {
+    let steps = crate::counterexample::steps(&counterexample.failure.trace);
+    if crate::table::changes_the_registry(counterexample.mutant) {
+        steps
+    } else {
+        crate::counterexample::fold_registration(steps)
+    }
+}
+
 /// The scenario of the suite called `name`.
 pub fn scenario_named(name: &str) -> Option<&'static Scenario> {
     scenarios::ALL.iter().find(|scenario| scenario.name == name)
@@ -130,11 +143,24 @@ pub fn has_steps(counterexample: &Counterexample) -> bool {
 pub fn write_gallery(
     dir: &Path,
     found: &[(Mutant, Option<Counterexample>)],
+    report: impl FnMut(String),
+) -> Result<(), String> {
+    write_pictures(dir, found, report)?;
+    write(&dir.join("README.md"), &gallery_index(found))
+}
+
+fn write(file: &Path, contents: &str) -> Result<(), String> {
+    std::fs::write(file, contents).map_err(|error| format!("{}: {error}", file.display()))
+}
+
+/// The pictures of [`write_gallery`] without its index: what
+/// `mutation-matrix --only` redraws, since an index of some mutants would
+/// drop the sections of all the others.
+pub fn write_pictures(
+    dir: &Path,
+    found: &[(Mutant, Option<Counterexample>)],
     mut report: impl FnMut(String),
 ) -> Result<(), String> {
-    let write = |file: &Path, contents: &str| {
-        std::fs::write(file, contents).map_err(|error| format!("{}: {error}", file.display()))
-    };
     std::fs::create_dir_all(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
     for (mutant, counterexample) in found {
         let name = mutant.name();
@@ -160,7 +186,7 @@ pub fn write_gallery(
             None => report(format!("{name:<30} not killed: no picture")),
         }
     }
-    write(&dir.join("README.md"), &gallery_index(found))
+    Ok(())
 }
 
 /// The gallery's index page (`docs/fence-lab/README.md`): for each mutant
@@ -184,7 +210,10 @@ pub fn gallery_index(found: &[(Mutant, Option<Counterexample>)]) -> String {
          STALE load (red) has a dashed link to the newer store it missed. Which store a load read is\n\
          derived from the log: the last store of that value to that variable before the load (the\n\
          log is in execution order), STALE when another store to it came in between. The steps the\n\
-         verdict is about are framed in red, and the verdict is at the bottom.\n"
+         verdict is about are framed in red, and the verdict is at the bottom. A thief's first steal\n\
+         claims its thread's hazard record in the registry's list of records; those accesses are\n\
+         one row, `registers its hazard record (N accesses)`, except in the pictures of the\n\
+         registry's own mutants, whose lesson they are part of.\n"
     );
     for (mutant, counterexample) in found {
         let Some(counterexample) = counterexample else {

@@ -227,11 +227,23 @@ pub fn read_miri_results(path: &Path) -> Vec<(String, MiriVerdict)> {
 pub fn run_matrix(
     shuttle: ShuttleBudget,
     miri_results: &Path,
+    progress: impl FnMut(&Row) + Send,
+) -> Vec<Row> {
+    run_rows(&Mutant::ALL, shuttle, miri_results, progress)
+}
+
+/// As [`run_matrix`], for the rows of `mutants` only (the binary's
+/// `--only`: one mutant's row without the hour of the whole matrix); the
+/// rows come back in the order of `mutants`.
+pub fn run_rows(
+    mutants: &[Mutant],
+    shuttle: ShuttleBudget,
+    miri_results: &Path,
     mut progress: impl FnMut(&Row) + Send,
 ) -> Vec<Row> {
     let miri = read_miri_results(miri_results);
     explore::side_by_side(
-        &Mutant::ALL,
+        mutants,
         |&mutant| Row {
             mutant,
             loom: loom_verdict(mutant),

@@ -396,6 +396,13 @@ pub const ALL: &[Scenario] = &[
         body: fifo_shrink_and_retire_while_a_thief_steals,
     },
     // -- End of the block.
+    Scenario {
+        name: "lifo_steal_batch_while_the_owner_pops_shrinks_and_pushes",
+        family: 5,
+        threads: 2,
+        preemption_bound: Some(4),
+        body: lifo_steal_batch_while_the_owner_pops_shrinks_and_pushes,
+    },
 ];
 
 /// Looks a scenario up by name.
@@ -1839,5 +1846,43 @@ fn fifo_shrink_and_retire_while_a_thief_steals(mutant: Option<Mutant>) {
     owner.pop(); // the thief takes one task at most: a task for the pop, and the shrink
     assert_eq!(owner.worker.capacity(), 4, "the pop shrank the buffer");
     owner.pop();
+    owner.finish(vec![thief]);
+}
+
+/// crossbeam-deque's CVE-2021-32810 (docs/shipped-bugs.md): a LIFO batch
+/// steal between whose claims the owner replaces the buffer. The owner grows
+/// to 16 slots and is left with four tasks and two counted pops before a
+/// shrink. The thief's batch wants two of them (indices 0 and 1) while the
+/// owner pops three times and pushes once: its first two pops always take
+/// tasks (the batch takes at most two, and only the oldest), so the second
+/// shrinks to 8 slots; the third pops index 1, and the push puts task 20 at
+/// index 1, in the new buffer only. A batch whose second claim reads index 1
+/// from the buffer it loaded first takes task 2 again, and task 20 is lost.
+fn lifo_steal_batch_while_the_owner_pops_shrinks_and_pushes(mutant: Option<Mutant>) {
+    let owner = Owner::new(LIFO_ONE_SLOT, mutant);
+    for id in 1..=9 {
+        owner.push(id); // 1, 2, 4, 8 and 16 slots
+    }
+    for _ in 0..6 {
+        owner.pop(); // 9 to 4: tasks 1 to 3 left; the last pop counts (shrink credit 1 of 8)
+    }
+    for id in 10..=14 {
+        owner.push(id);
+        owner.pop(); // credits 2 to 6 of 8
+    }
+    owner.push(15); // tasks 1, 2, 3 and 15; a push does not reset the count
+    assert_eq!(owner.worker.capacity(), 16, "the buffer grew to 16 slots");
+    assert_eq!(
+        owner.worker.len(),
+        4,
+        "four tasks, so that the batch wants two"
+    );
+    let thief = owner
+        .stealer("thief 1")
+        .spawn(move |thief| thief.steal_batch(mutant, false));
+    owner.pop();
+    owner.pop(); // credit 8 of 8: the shrink to 8 slots
+    owner.pop();
+    owner.push(20);
     owner.finish(vec![thief]);
 }

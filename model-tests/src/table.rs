@@ -165,6 +165,25 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
         .map(|(class, anchor)| class(anchor))
 }
 
+/// Whether `mutant` changes the hazard registry (`deque/src/reclamation.rs`):
+/// an ordering mutant with a `site!` there, or a logic mutant with a
+/// `patch:` of it. Only these mutants' pictures draw a thief's registration
+/// of its hazard record access by access; the others fold it
+/// (`crate::lab::steps_to_draw`).
+pub fn changes_the_registry(mutant: Mutant) -> bool {
+    const RECLAMATION: &str = include_str!("../../deque/src/reclamation.rs");
+    let record = record(mutant);
+    let site = format!("site!({},", record.variant);
+    let heading = format!("## {}", record.name);
+    let patches_it = TABLE
+        .lines()
+        .skip_while(|line| line.trim_end() != heading)
+        .skip(1)
+        .take_while(|line| !line.starts_with("## "))
+        .any(|line| line.trim_end() == "patch: reclamation.rs");
+    RECLAMATION.contains(&site) || patches_it
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +196,19 @@ mod tests {
             .collect();
         let all: Vec<&str> = Mutant::ALL.iter().map(|mutant| mutant.name()).collect();
         assert_eq!(names, all);
+    }
+
+    #[test]
+    fn the_registrys_mutants_are_those_of_reclamation_rs() {
+        for (mutant, registry) in [
+            (Mutant::RecordPublishRelease, true),
+            (Mutant::RetireFence, true),
+            (Mutant::ScanStopsAtFirstHeld, true),
+            (Mutant::TakeFence, false),
+            (Mutant::BatchReadsFirstBuffer, false),
+        ] {
+            assert_eq!(changes_the_registry(mutant), registry, "{}", mutant.name());
+        }
     }
 
     #[test]

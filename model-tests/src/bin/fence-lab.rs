@@ -210,7 +210,7 @@ fn model_check(mutant: Mutant) -> Option<Counterexample> {
         println!(
             "the failing interleaving (loads show the value read and the store it came from):\n"
         );
-        let steps = counterexample::steps(&failure.trace);
+        let steps = lab::steps_to_draw(&found);
         print!("{}", counterexample::render(&steps));
         if failure.found_by_ledger {
             println!(

@@ -2,7 +2,11 @@
 //! shuttle, reads miri's results, prints the table and writes
 //! `model-tests/mutation-matrix.tsv`.
 //!
-//! Usage: `cargo run --release -p model-tests --bin mutation-matrix [-- --no-shuttle] [--gallery DIR]`
+//! Usage: `cargo run --release -p model-tests --bin mutation-matrix [-- --no-shuttle] [--gallery DIR] [--only MUTANT]...`
+//! With `--only MUTANT` (repeatable) it runs those mutants' rows alone and
+//! prints them, without writing `mutation-matrix.tsv` or the gallery's index
+//! (a partial table would drop every other row); with `--gallery DIR` it
+//! still draws their pictures.
 //! With `--gallery DIR` it also draws the fence lab's gallery into DIR from
 //! the same run (each killing scenario is run again only for the killed
 //! mutant's event log, and once for the correct deque); `.ci/run` compares
@@ -42,6 +46,19 @@ fn main() -> ExitCode {
         .iter()
         .position(|argument| argument == "--gallery")
         .map(|at| PathBuf::from(arguments.get(at + 1).expect("--gallery needs a directory")));
+    let only: Vec<model_tests::Mutant> = arguments
+        .windows(2)
+        .filter(|pair| pair[0] == "--only")
+        .map(|pair| {
+            model_tests::Mutant::from_name(&pair[1])
+                .unwrap_or_else(|| panic!("--only {}: no such mutant", pair[1]))
+        })
+        .collect();
+    let mutants: &[model_tests::Mutant] = if only.is_empty() {
+        &model_tests::Mutant::ALL
+    } else {
+        &only
+    };
     let schedules = std::env::var("SHUTTLE_SCHEDULES").map_or(1000, |value| {
         value.parse().expect("SHUTTLE_SCHEDULES must be a number")
     });
@@ -53,7 +70,7 @@ fn main() -> ExitCode {
     let miri_results = directory.join("miri-results.tsv");
     println!(
         "mutation matrix: {} mutants against the loom suite",
-        model_tests::Mutant::ALL.len()
+        mutants.len()
     );
     match std::env::var("LOOM_MAX_PREEMPTIONS") {
         Ok(bound) => println!(
@@ -73,7 +90,7 @@ fn main() -> ExitCode {
         ),
     }
     let started = Instant::now();
-    let rows = matrix::run_matrix(budget, &miri_results, |row| {
+    let rows = matrix::run_rows(mutants, budget, &miri_results, |row| {
         println!(
             "  {:<24} {:<22} {:<52} {:>7} interleavings  {:>6.2} s",
             row.mutant.name(),
@@ -85,13 +102,21 @@ fn main() -> ExitCode {
     });
     println!();
     print!("{}", matrix::table(&rows));
-    let output = directory.join("mutation-matrix.tsv");
-    std::fs::write(&output, matrix::tsv(&rows)).expect("write the matrix file");
-    println!(
-        "\nwritten to {} in {:.1} s",
-        output.display(),
-        started.elapsed().as_secs_f64()
-    );
+    if only.is_empty() {
+        let output = directory.join("mutation-matrix.tsv");
+        std::fs::write(&output, matrix::tsv(&rows)).expect("write the matrix file");
+        println!(
+            "\nwritten to {} in {:.1} s",
+            output.display(),
+            started.elapsed().as_secs_f64()
+        );
+    } else {
+        println!(
+            "\n--only: {} rows in {:.1} s; mutation-matrix.tsv not written",
+            rows.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     if let Some(dir) = &gallery {
         let started = Instant::now();
         let mut correct = lab::CorrectRuns::default();
@@ -108,7 +133,16 @@ fn main() -> ExitCode {
                 (row.mutant, counterexample)
             })
             .collect();
-        if let Err(message) = lab::write_gallery(dir, &found, |line| println!("  {line}")) {
+        let report = |line| println!("  {line}");
+        let written = if only.is_empty() {
+            lab::write_gallery(dir, &found, report)
+        } else {
+            // The index is not written, but its sections for these mutants
+            // are printed, to be put in by hand until the next whole run.
+            println!("{}", lab::gallery_index(&found));
+            lab::write_pictures(dir, &found, report)
+        };
+        if let Err(message) = written {
             eprintln!("mutation-matrix: {message}");
             return ExitCode::FAILURE;
         }
