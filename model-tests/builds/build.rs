@@ -14,6 +14,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+// The loom mutant build's joint-relaxation mode (its own file, so that this
+// one stays the builds' common part).
+#[path = "joint.rs"]
+mod joint;
+
 fn main() {
     // The cfgs themselves are declared once, in the workspace's lints.
     let cfgs: &[&str] = match std::env::var("CARGO_PKG_NAME").as_deref() {
@@ -353,6 +358,7 @@ fn generate_patched_source(records: &[Record]) {
             record.name
         );
     }
+    let read_modify_write = joint::read_modify_write_sites(&files);
     let mut weakened_somewhere: Vec<&str> = Vec::new();
     for (name, text) in &mut files {
         *text = sites_on_one_line(text);
@@ -412,6 +418,9 @@ fn generate_patched_source(records: &[Record]) {
         if !patches.is_empty() {
             *text = patch_file(name, text, &patches);
         }
+        if joint::enabled() {
+            *text = joint::sites_as_runtime_choices(text);
+        }
     }
     for record in records {
         assert!(
@@ -424,6 +433,9 @@ fn generate_patched_source(records: &[Record]) {
     let modules: Vec<String> = files.keys().cloned().collect();
     let lib = files.get_mut("lib.rs").expect("deque/src/lib.rs");
     *lib = as_included_root(lib, &target_dir, &modules);
+    if joint::enabled() {
+        lib.push_str(&joint::module(records, &read_modify_write));
+    }
     for (name, text) in &files {
         let path = target_dir.join(name);
         std::fs::create_dir_all(path.parent().unwrap()).expect("create a folder of $OUT_DIR/src");

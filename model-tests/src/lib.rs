@@ -12,6 +12,7 @@ pub mod diagram;
 pub mod evidence;
 pub mod explore;
 pub mod hardware;
+pub mod joint;
 pub mod lab;
 pub mod ledger;
 pub mod lessons;
