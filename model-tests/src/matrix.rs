@@ -174,7 +174,9 @@ pub fn loom_verdict(mutant: Mutant) -> LoomVerdict {
 /// Runs shuttle's PCT (depth 3) and random schedulers over every scenario
 /// until one catches `mutant`.
 pub fn shuttle_verdict(mutant: Mutant, budget: ShuttleBudget) -> ShuttleVerdict {
-    if budget.schedules_per_scheduler == 0 {
+    // A mutant whose record says why it is not run under shuttle (its
+    // failure aborts the process there instead of failing a schedule).
+    if budget.schedules_per_scheduler == 0 || !crate::table::record(mutant).shuttle.is_empty() {
         return ShuttleVerdict::NotRun;
     }
     let mut schedules = 0;

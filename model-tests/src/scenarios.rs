@@ -1689,7 +1689,7 @@ fn violated(violation: String) -> ! {
 /// tasks 1 to 3 (the half rule asks for two), while that owner pops twice.
 /// The batch takes only what fits: only the thief changes its destination,
 /// so its length after the batch is exact, and must not exceed the bound
-/// (mutant `reserve-ignores-bound` makes room for the whole batch, growing
+/// (mutant `reserve-one-past-bound` makes room for one task more, growing
 /// the destination past it).
 fn batch_into_a_bounded_destination_takes_only_the_room_it_has(mutant: Option<Mutant>) {
     let owner = Owner::new(LIFO, mutant);

@@ -22,6 +22,9 @@ pub struct Record {
     /// The `survivor:` line: `-`, or `<class>, <proofs-notes anchor>`.
     pub survivor: String,
     pub why: String,
+    /// The `shuttle:` line, if any: why the matrix does not run the mutant
+    /// under shuttle.
+    pub shuttle: String,
 }
 
 /// Reads the records of a table in `mutants.md`'s format, or says which
@@ -42,6 +45,7 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                 litmus: String::new(),
                 survivor: String::new(),
                 why: String::new(),
+                shuttle: String::new(),
             });
             key = None;
             continue;
@@ -63,7 +67,7 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                     "line {number}: neither `key: value` nor a continuation"
                 ))?;
                 key = Some(match field {
-                    "variant" | "change" | "litmus" | "survivor" | "why" => field,
+                    "variant" | "change" | "litmus" | "survivor" | "why" | "shuttle" => field,
                     // A mutant's source change (an ordering mutant's
                     // weakening, a logic mutant's patch): the mutant builds'
                     // build script applies it; nothing here reads it.
@@ -79,6 +83,7 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
             "change" => &mut record.change,
             "litmus" => &mut record.litmus,
             "survivor" => &mut record.survivor,
+            "shuttle" => &mut record.shuttle,
             _ => &mut record.why,
         };
         if !text.is_empty() {

@@ -201,7 +201,7 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
     ),
     (
         "batch_into_a_bounded_destination_takes_only_the_room_it_has",
-        Mutant::ReserveIgnoresBound,
+        Mutant::ReserveOnePastBound,
         "The suite no longer detects a batch that fills a bounded destination past its bound.",
     ),
     (
