@@ -1,10 +1,11 @@
 //! The injector's blocks and slots: a block holds one lap of positions
 //! (`BLOCK_CAP` slots and, at the last offset, the marker), a slot one task
 //! and its state bits; how a position is encoded in a cursor's index, and a
-//! block's address and tickets in a cursor's block word. Here too are a steal's steps on the slots it claimed
-//! (`resolve`, `read`, `finish`), the release of a block's three shares
-//! that frees it (`destroy`, `release_share`;
-//! proofs-notes/injector.md#reclamation), and the drop of the queue.
+//! block's address and tickets in a cursor's block word. Here too are a
+//! steal's steps on the slots it claimed (`resolve`, `read`, `finish`), the
+//! release of a block's three shares that frees it (`destroy`,
+//! `release_share`; proofs-notes/injector.md#reclamation), and the drop of
+//! the queue.
 
 use core::mem::MaybeUninit;
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]

@@ -7,7 +7,7 @@ use core::ptr;
 
 use super::blocks::{
     lap, next_lap, offset, past_marker, position, same_lap, tickets, untag, Block, BLOCK_CAP,
-    HAS_NEXT, LAP, ONE, POSITION_MASK, TICKETS,
+    HAS_NEXT, ONE, POSITION_MASK, TICKETS,
 };
 use super::{Injector, Pause};
 use crate::atomic::{fence, AtomicPtr, AtomicU64};
@@ -405,14 +405,7 @@ impl<T> Injector<T> {
     /// load plus the pushes that claimed a slot after it
     /// (proofs-notes/injector.md#len).
     pub(super) fn indices(&self) -> (u64, u64) {
-        let fix = |index: u64| {
-            let position = position(index);
-            if position % LAP == LAP - 1 {
-                position.wrapping_add(1) & POSITION_MASK
-            } else {
-                position
-            }
-        };
+        let fix = |index: u64| position(past_marker(index));
         let mut attempts = 1;
         loop {
             // Ordering: SeqCst, as crossbeam's: a client's store-buffering
