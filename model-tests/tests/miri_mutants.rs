@@ -11,9 +11,12 @@
 //! threads is luck.
 //!
 //! Each shape is a tiny program whose every task is a distinct id; a
-//! violation is a task taken twice, a task lost, or an id never pushed
-//! (zeroes from an unwritten slot).
+//! violation is a task taken twice, a task lost, an id never pushed (zeroes
+//! from an unwritten slot), or a panic of the deque's own checks (the debug
+//! check that an index lies in its buffer's lap stops `no-reload-after-grow`
+//! before it writes into a retired buffer).
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
@@ -62,7 +65,11 @@ fn pop_race(mutant: Option<Mutant>) -> Result<(), String> {
         taken
     });
     let mut taken: Vec<u64> = (0..2).filter_map(|_| worker.pop()).collect();
-    taken.extend(thief.join().unwrap());
+    taken.extend(
+        thief
+            .join()
+            .unwrap_or_else(|payload| panic::resume_unwind(payload)),
+    );
     drain(worker, &mut taken);
     judge("pop race", 2, &taken)
 }
@@ -90,7 +97,11 @@ fn held_back_thief(mutant: Option<Mutant>) -> Result<(), String> {
     let mut taken: Vec<u64> = worker.pop().into_iter().collect();
     go.store(true, Ordering::Relaxed);
     taken.extend(worker.pop());
-    taken.extend(thief.join().unwrap());
+    taken.extend(
+        thief
+            .join()
+            .unwrap_or_else(|payload| panic::resume_unwind(payload)),
+    );
     drain(worker, &mut taken);
     judge("held-back thief", 2, &taken)
 }
@@ -109,19 +120,41 @@ fn grow_race(mutant: Option<Mutant>) -> Result<(), String> {
         worker.push(id);
     }
     let mut taken: Vec<u64> = (0..2).filter_map(|_| worker.pop()).collect();
-    taken.extend(thief.join().unwrap());
+    taken.extend(
+        thief
+            .join()
+            .unwrap_or_else(|payload| panic::resume_unwind(payload)),
+    );
     drain(worker, &mut taken);
     judge("grow race", 3, &taken)
 }
 
 /// Runs every shape `repetitions` times; the first violation, if any.
-fn try_mutant(mutant: Option<Mutant>, repetitions: usize) -> Result<(), String> {
+fn try_shapes(mutant: Option<Mutant>, repetitions: usize) -> Result<(), String> {
     for _ in 0..repetitions {
         pop_race(mutant)?;
         held_back_thief(mutant)?;
         grow_race(mutant)?;
     }
     Ok(())
+}
+
+/// `try_shapes`, with a panic of a shape's thread (the deque's own checks)
+/// reported as a violation. A thief that is not joined after the owner's
+/// panic keeps running on its own `Stealer`, which owns what it uses.
+fn try_mutant(mutant: Option<Mutant>, repetitions: usize) -> Result<(), String> {
+    let quiet = panic::take_hook();
+    panic::set_hook(Box::new(|_| {}));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| try_shapes(mutant, repetitions)));
+    panic::set_hook(quiet);
+    outcome.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        Err(format!("panicked: {message}"))
+    })
 }
 
 fn main() {
