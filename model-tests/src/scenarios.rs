@@ -209,7 +209,7 @@ pub const ALL: &[Scenario] = &[
         name: "fifo_pop_pop_against_two_thieves",
         family: 6,
         threads: 3,
-        preemption_bound: None,
+        preemption_bound: Some(6),
         body: fifo_pop_pop_against_two_thieves,
     },
     Scenario {
