@@ -231,11 +231,23 @@ impl<T> Injector<T> {
     ///
     /// # Safety
     /// The caller claimed the slot and has not finished it.
+    #[inline(always)]
     pub(super) unsafe fn resolve(&self, slot: &Slot<T>) -> bool {
+        // Ordering: Acquire, paired with the push's release `fetch_or`: the
+        // task's bytes are visible (proofs-notes/injector.md#task-publication).
+        let state = slot.state.load(site!(InjectorWriteAcquire, Acquire));
+        // SAFETY: forwarded from the caller.
+        state & WRITE != 0 || unsafe { self.wait_or_abandon(slot, state) }
+    }
+
+    /// `resolve`'s slow path: the slot was not written at the first look.
+    ///
+    /// # Safety
+    /// As for `resolve`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn wait_or_abandon(&self, slot: &Slot<T>, mut state: usize) -> bool {
         let mut round = 0;
-        // Ordering: Acquire, paired with the push's release CAS: the task's
-        // bytes are visible (proofs-notes/injector.md#task-publication).
-        let mut state = slot.state.load(site!(InjectorWriteAcquire, Acquire));
         loop {
             if state & WRITE != 0 {
                 return true;
@@ -243,7 +255,7 @@ impl<T> Injector<T> {
             if still_patient(round) {
                 wait_round(round);
                 round += 1;
-                // Ordering: Acquire, as above (proofs-notes/injector.md#task-publication).
+                // Ordering: Acquire, as in `resolve` (proofs-notes/injector.md#task-publication).
                 state = slot.state.load(site!(InjectorWriteAcquire, Acquire));
                 continue;
             }
@@ -283,23 +295,8 @@ impl<T> Injector<T> {
     /// As described; the caller does not touch `block` afterwards.
     pub(super) unsafe fn finish(&self, block: *mut Block<T>, first: usize, end: usize, read: u64) {
         for offset in first..end {
-            if read & (1 << offset) == 0 {
-                continue;
-            }
-            // SAFETY: the caller's claimed slots keep the block allocated.
-            let slot = unsafe { &(*block).slots[offset] };
-            // Ordering: AcqRel: release so that the freer's acquire orders
-            // this thread's read before the free; acquire so that if the
-            // freer left the free to us, we free after its checks
-            // (proofs-notes/injector.md#reclamation).
-            let state = slot
-                .state
-                .fetch_or(READ, site!(InjectorReadDoneRelease, AcqRel));
-            if state & DESTROY != 0 {
-                // The freer found every slot above this one finished; ours
-                // below it are marked already (we mark from the bottom up).
-                // SAFETY: forwarded from the caller.
-                unsafe { self.destroy(block, offset) };
+            // SAFETY: forwarded from the caller; we mark from the bottom up.
+            if read & (1 << offset) != 0 && unsafe { self.mark_read(block, offset) } {
                 return;
             }
         }
@@ -309,6 +306,52 @@ impl<T> Injector<T> {
             // SAFETY: forwarded from the caller.
             unsafe { self.destroy(block, BLOCK_CAP) };
         }
+    }
+
+    /// `finish` of a claim of the one slot at `offset`, read or not: the
+    /// steal's, without the loop over a range.
+    ///
+    /// # Safety
+    /// As for `finish`.
+    #[inline(always)]
+    pub(super) unsafe fn finish_one(&self, block: *mut Block<T>, offset: usize, read: bool) {
+        // SAFETY: forwarded from the caller.
+        if read && unsafe { self.mark_read(block, offset) } {
+            return;
+        }
+        if offset + 1 == BLOCK_CAP {
+            // As in `finish` (proofs-notes/injector.md#reclamation).
+            // SAFETY: forwarded from the caller.
+            unsafe { self.destroy(block, BLOCK_CAP) };
+        }
+    }
+
+    /// Marks the slot at `offset`, which the caller read, as read; `true` if
+    /// the freer had left the free of the block to us, done now.
+    ///
+    /// # Safety
+    /// The caller's claim of the slot keeps `block` allocated; its claimed
+    /// slots below `offset` are marked already, and if this returns `true`
+    /// the caller does not touch `block` afterwards.
+    #[inline(always)]
+    unsafe fn mark_read(&self, block: *mut Block<T>, offset: usize) -> bool {
+        // SAFETY: the caller's claimed slot keeps the block allocated.
+        let slot = unsafe { &(*block).slots[offset] };
+        // Ordering: AcqRel: release so that the freer's acquire orders
+        // this thread's read before the free; acquire so that if the
+        // freer left the free to us, we free after its checks
+        // (proofs-notes/injector.md#reclamation).
+        let state = slot
+            .state
+            .fetch_or(READ, site!(InjectorReadDoneRelease, AcqRel));
+        if state & DESTROY == 0 {
+            return false;
+        }
+        // The freer found every slot above this one finished; the caller's
+        // below it are marked already.
+        // SAFETY: forwarded from the caller.
+        unsafe { self.destroy(block, offset) };
+        true
     }
 
     /// Releases the slots' share of `block` once the slots below `count` are

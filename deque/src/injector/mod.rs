@@ -11,9 +11,10 @@
 //! bit) and the pointer of the block that position is in.
 //!
 //! - A push claims the position at `tail` with a CAS on the tail index,
-//!   writes its task into the slot and publishes it with a CAS that sets the
-//!   slot's `WRITE` bit, unless the steal of that slot gave up on it first
-//!   (`ABANDONED`): then the push takes its task back and pushes it again.
+//!   writes its task into the slot and publishes it with a `fetch_or` that
+//!   sets the slot's `WRITE` bit; if the state it returns shows that the
+//!   steal of that slot gave up on it first (`ABANDONED`), the push takes its
+//!   task back and pushes it again.
 //! - A steal claims the position(s) at `head` with a CAS on the head index,
 //!   having first checked the tail (behind a SeqCst fence) unless `HAS_NEXT`
 //!   says the tail is in a later block. It reads each claimed slot whose
@@ -36,7 +37,7 @@
 //!
 //! The idea of linked blocks, and the block size, are crossbeam-deque's (so
 //! that batch steals take exactly as many tasks as crossbeam's). The costs
-//! are the same too: a CAS per push on the tail index and one on its slot, a
+//! are the same too: a CAS per push on the tail index and a `fetch_or` on its slot, a
 //! CAS per steal on the head index, a SeqCst fence per steal when the head
 //! and the tail share a block, and an allocation every 63 pushes.
 //!
@@ -76,7 +77,7 @@ use crate::deque::Worker;
 use crate::deque::{index_space_exhausted, Flavor};
 use crate::policy::{site, Policy};
 use crate::steal::{success_or_return, Steal};
-use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use crate::sync::Ordering::{AcqRel, Acquire, Release, SeqCst};
 use blocks::{
     lap, offset, past_marker, position, untag, Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, ONE,
     POSITION_MASK, READ, SHIFT, TICKETS, WRITE,
@@ -250,26 +251,15 @@ impl<T> Injector<T> {
             // SAFETY: the claimed slot is written only by this push and read
             // only after the `WRITE` bit below (proofs-notes/injector.md#claims).
             unsafe { slot.task.write(task) };
-            // Ordering: Relaxed: only a first guess for the CAS below
+            // Ordering: Release: the steal that sees `WRITE` with acquire
+            // reads the task's bytes (proofs-notes/injector.md#task-publication).
+            // One `fetch_or`, as crossbeam's: the state it returns says
+            // whether the steal of this slot gave up on it first
             // (proofs-notes/injector.md#abandoned-slots).
-            let mut state = slot.state.load(Relaxed);
-            let published = loop {
-                if state & ABANDONED != 0 {
-                    break false;
-                }
-                // Ordering: Release: the steal that sees `WRITE` with acquire
-                // reads the task's bytes (proofs-notes/injector.md#task-publication).
-                // Relaxed on failure: the state is only tested for `ABANDONED`.
-                match slot.state.compare_exchange(
-                    state,
-                    state | WRITE,
-                    site!(InjectorWriteRelease, Release),
-                    Relaxed,
-                ) {
-                    Ok(_) => break true,
-                    Err(current) => state = current,
-                }
-            };
+            let state = slot
+                .state
+                .fetch_or(WRITE, site!(InjectorWriteRelease, Release));
+            let published = state & ABANDONED == 0;
             if published {
                 break;
             }
@@ -335,9 +325,8 @@ impl<T> Injector<T> {
             // SAFETY: found written, claimed by this steal alone.
             unsafe { self.read(slot) }
         });
-        let read = if task.is_some() { 1 << seen.offset } else { 0 };
         // SAFETY: the slot is read or abandoned; `seen.block` is not used below.
-        unsafe { self.finish(seen.block, seen.offset, seen.offset + 1, read) };
+        unsafe { self.finish_one(seen.block, seen.offset, task.is_some()) };
         match task {
             // SAFETY: written by the push that claimed the slot
             // (proofs-notes/injector.md#task-publication).
@@ -489,14 +478,13 @@ impl<T> Injector<T> {
         // Which claimed slots are written; the others are abandoned
         // (proofs-notes/injector.md#abandoned-slots).
         let mut read = 0u64;
-        let mut written = 0;
         for offset in seen.offset..end {
             // SAFETY: claimed by this steal alone, not finished.
             if unsafe { self.resolve(&block.slots[offset]) } {
                 read |= 1 << offset;
-                written += 1;
             }
         }
+        let written = read.count_ones() as usize;
         if written == 0 {
             // SAFETY: nothing read; `block` is not used below.
             unsafe { self.finish(seen.block, seen.offset, end, 0) };
@@ -508,7 +496,10 @@ impl<T> Injector<T> {
         let mut moved = 0;
         let dest_buffer = dest.buffer();
         let lifo = dest.inner.flavor == Flavor::Lifo;
-        for offset in (seen.offset..end).filter(|offset| read & (1 << offset) != 0) {
+        let mut unread = read;
+        while unread != 0 {
+            let offset = unread.trailing_zeros() as usize;
+            unread &= unread - 1;
             // SAFETY: claimed by this steal alone, found written.
             let task = unsafe { self.read(&block.slots[offset]) };
             if keep_first && kept.is_none() {
