@@ -62,6 +62,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use chase_lev::{Steal, Stealer, Worker};
+use chase_lev_bench::paired::{write_rows, Interval, Row};
+use chase_lev_bench::target_file;
 
 fn env_usize(name: &str, default: usize) -> usize {
     match std::env::var(name) {
@@ -76,61 +78,11 @@ fn env_usize(name: &str, default: usize) -> usize {
 /// Small stacks: thousands of threads alive at once.
 const STACK: usize = 64 * 1024;
 
+/// Where the figures go for the compare bench's targets table (in the
+/// target directory).
+const CHURN_FILE: &str = "churn.tsv";
+
 // ------------------------------------------------------------ statistics --
-
-/// The median of `values` (sorted here).
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
-/// A median with its distribution-free ~95% interval.
-struct Interval {
-    median: f64,
-    low: f64,
-    high: f64,
-    n: usize,
-}
-
-impl Interval {
-    fn of(mut values: Vec<f64>) -> Interval {
-        let n = values.len();
-        assert!(n > 0, "no values");
-        let median = median(&mut values);
-        let k = (((n as f64 - 1.96 * (n as f64).sqrt()) / 2.0) as usize).max(1);
-        Interval {
-            median,
-            low: values[k - 1],
-            high: values[n - k],
-            n,
-        }
-    }
-
-    /// Against a target "at most `bound`".
-    fn verdict(&self, bound: f64) -> &'static str {
-        if self.n < 6 {
-            "too few rounds"
-        } else if self.high <= bound {
-            "met"
-        } else if self.low > bound {
-            "not met"
-        } else {
-            "cannot tell"
-        }
-    }
-
-    fn show(&self) -> String {
-        format!(
-            "{:.3} [{:.3}-{:.3}, n = {}]",
-            self.median, self.low, self.high, self.n
-        )
-    }
-}
 
 // ---------------------------------------------------------- the pairs --
 
@@ -501,8 +453,16 @@ fn main() {
         "this process / a fresh process, round by round (median [~95% interval]), \
          target <= {TARGET} after churn:"
     );
+    let mut rows = Vec::new();
     for phase in [&before, &after_burst, &after_waves] {
         let ratio = phase.against_fresh();
+        if !std::ptr::eq(phase, &before) {
+            rows.push(Row {
+                label: format!("churn: pairs {}, / a fresh process", phase.name),
+                target: TARGET,
+                interval: ratio,
+            });
+        }
         let verdict = if std::ptr::eq(phase, &before) {
             "(no churn yet: the method's own bias)"
         } else {
@@ -535,5 +495,19 @@ fn main() {
         format!("{tls_holders} threads alive holding records"),
         held.show(),
         held.verdict(TLS_TARGET)
+    );
+    for (alive, interval) in [("no other thread alive", alone), ("records held", held)] {
+        rows.push(Row {
+            label: format!("churn: a steal from a TLS destructor / an ordinary one, {alive}"),
+            target: TLS_TARGET,
+            interval,
+        });
+    }
+    write_rows(
+        &target_file(CHURN_FILE),
+        &format!(
+            "churn bench, CHURN_THREADS={threads} CHURN_WAVES_TOTAL={waves_total} CHURN_ROUNDS={rounds}"
+        ),
+        &rows,
     );
 }

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
+use chase_lev_bench::paired::{median, Interval};
+
 use crate::concurrent::wait_until;
 use crate::contenders::Taken;
 
@@ -27,6 +29,8 @@ pub trait InjectorContender: 'static {
     fn push(queue: &Self::Queue, task: u64);
     fn steal(queue: &Self::Queue) -> Taken;
     fn steal_batch_and_pop(queue: &Self::Queue, dest: &Self::Worker) -> Taken;
+    /// `steal_batch_with_limit` into `dest`, then `dest`'s first pop.
+    fn steal_batch_with_limit(queue: &Self::Queue, dest: &Self::Worker, limit: usize) -> Taken;
     fn pop(worker: &Self::Worker) -> Option<u64>;
 }
 
@@ -65,6 +69,18 @@ macro_rules! injector_contender {
                 }
             }
             #[inline(always)]
+            fn steal_batch_with_limit(
+                queue: &Self::Queue,
+                dest: &Self::Worker,
+                limit: usize,
+            ) -> Taken {
+                match queue.steal_batch_with_limit(dest, limit) {
+                    $krate::Steal::Success(()) => dest.pop().map_or(Taken::Retry, Taken::Task),
+                    $krate::Steal::Empty => Taken::Empty,
+                    $krate::Steal::Retry => Taken::Retry,
+                }
+            }
+            #[inline(always)]
             fn pop(worker: &Self::Worker) -> Option<u64> {
                 worker.pop()
             }
@@ -75,48 +91,81 @@ macro_rules! injector_contender {
 injector_contender!(ChaseLevInjector, "chase-lev", chase_lev);
 injector_contender!(CrossbeamInjector, "crossbeam-deque", crossbeam_deque);
 
+/// How the consumers take tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Consume {
+    /// `steal`, one task at a time.
+    One,
+    /// `steal_batch_and_pop` into a worker of their own, then its pops.
+    BatchAndPop,
+    /// `steal_batch_with_limit(limit)` into a worker, then its pops.
+    BatchWithLimit(usize),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scenario {
     /// Threads that push (the bench's own thread is one of them).
     pub producers: u64,
-    /// Threads that steal.
+    /// Threads that steal; none: the bench's thread pushes its tasks, then
+    /// steals them all back.
     pub consumers: u64,
-    /// Consumers use `steal_batch_and_pop` into a worker they then drain.
-    pub batch: bool,
+    pub consume: Consume,
 }
 
 impl Scenario {
     pub fn label(self) -> &'static str {
-        match (self.producers, self.consumers, self.batch) {
-            (1, 1, false) => "injector: 1 producer, 1 consumer",
-            (1, 3, false) => "injector: 1 producer, 3 consumers",
-            (2, 1, false) => "injector: 2 producers, 1 consumer",
-            (1, 1, true) => "injector: batch steals into a worker",
+        match (self.producers, self.consumers, self.consume) {
+            (1, 0, Consume::One) => "injector: one thread pushes, then steals all",
+            (1, 1, Consume::One) => "injector: 1 producer, 1 consumer",
+            (1, 3, Consume::One) => "injector: 1 producer, 3 consumers",
+            (2, 1, Consume::One) => "injector: 2 producers, 1 consumer",
+            (1, 1, Consume::BatchAndPop) => "injector: batch steals into a worker",
+            (1, 1, Consume::BatchWithLimit(8)) => "injector: batches of at most 8 into a worker",
             _ => "injector: other",
+        }
+    }
+
+    /// The target: chase-lev's time over crossbeam-deque's at most this; a
+    /// batch is a run of consecutive slots that one claim moves, so batch
+    /// steals are to be clearly faster.
+    pub fn target(self) -> f64 {
+        match self.consume {
+            Consume::One => 1.0,
+            Consume::BatchAndPop | Consume::BatchWithLimit(_) => 0.8,
         }
     }
 }
 
-pub const SCENARIOS: [Scenario; 4] = [
+pub const SCENARIOS: [Scenario; 6] = [
+    Scenario {
+        producers: 1,
+        consumers: 0,
+        consume: Consume::One,
+    },
     Scenario {
         producers: 1,
         consumers: 1,
-        batch: false,
+        consume: Consume::One,
     },
     Scenario {
         producers: 1,
         consumers: 3,
-        batch: false,
+        consume: Consume::One,
     },
     Scenario {
         producers: 2,
         consumers: 1,
-        batch: false,
+        consume: Consume::One,
     },
     Scenario {
         producers: 1,
         consumers: 1,
-        batch: true,
+        consume: Consume::BatchAndPop,
+    },
+    Scenario {
+        producers: 1,
+        consumers: 1,
+        consume: Consume::BatchWithLimit(8),
     },
 ];
 
@@ -154,6 +203,7 @@ pub fn run_rounds<C: InjectorContender>(
     let tasks = share * scenario.producers;
     let helpers = scenario.producers - 1 + scenario.consumers;
     let mut times = Vec::with_capacity(rounds as usize);
+    let own_worker = C::worker();
     std::thread::scope(|scope| {
         for _ in 1..scenario.producers {
             let (queue, stage) = (&queue, &stage);
@@ -168,7 +218,7 @@ pub fn run_rounds<C: InjectorContender>(
             scope.spawn(move || {
                 let mine = C::worker();
                 each_round(stage, || {
-                    consume::<C>(queue, &mine, scenario.batch, tasks, stage)
+                    consume::<C>(queue, &mine, scenario.consume, tasks, stage)
                 })
             });
         }
@@ -179,6 +229,9 @@ pub fn run_rounds<C: InjectorContender>(
             // Release: the helpers see the reset counters.
             stage.round.store(round, Release);
             (0..share).for_each(|task| C::push(&queue, black_box(task)));
+            if scenario.consumers == 0 {
+                consume::<C>(&queue, &own_worker, scenario.consume, tasks, &stage);
+            }
             wait_until(|| stage.finished.load(Acquire) == helpers);
             times.push(start.elapsed());
         }
@@ -193,82 +246,92 @@ pub fn run_rounds<C: InjectorContender>(
     times
 }
 
+/// One row of the interleaved injector table, for the targets table.
+pub struct InjectorRow {
+    pub label: &'static str,
+    pub target: f64,
+    /// Median round, ns per task, of each.
+    pub chase_lev: f64,
+    pub crossbeam: f64,
+    /// chase-lev's median round over crossbeam-deque's, turn by turn.
+    pub paired: Interval,
+}
+
 /// The same scenarios with the two injectors taking turns, `ROUNDS_PER_TURN`
 /// rounds at a time, `turns` turns each (who goes first alternates), so that
-/// both see the same moments of a shared machine; prints each one's median
-/// and fastest round per task and the ratios. On a busy 2-core machine this
-/// is steadier than criterion's separate runs of each.
-pub fn print_interleaved_table(tasks: u64, turns: u64) {
+/// both see the same moments of a shared machine. Per turn, chase-lev's
+/// median round over crossbeam-deque's median round of the same turn is one
+/// paired ratio; a row's figure is the median of its turns' ratios with the
+/// interval of `paired`, against the scenario's target.
+pub fn print_interleaved_table(tasks: u64, turns: u64) -> Vec<InjectorRow> {
     const ROUNDS_PER_TURN: u64 = 10;
     if turns == 0 {
-        return;
+        return Vec::new();
     }
     println!();
     println!(
         "Injector, interleaved: {turns} turns of {ROUNDS_PER_TURN} rounds of {tasks} tasks each, \
-         ns per task (wall-clock), median and fastest round; below 1 means chase-lev is faster:"
+         ns per task (wall-clock), median round; ratio = chase-lev's median round over \
+         crossbeam-deque's in the same turn, median over the turns [~95% interval]:"
     );
-    const WIDTHS: [usize; 7] = [37, 16, 22, 16, 22, 16, 16];
+    const WIDTHS: [usize; 6] = [45, 16, 22, 30, 8, 11];
     crate::ratios::print_row(
         &[
             "benchmark",
             "chase-lev median",
             "crossbeam-deque median",
-            "chase-lev best",
-            "crossbeam-deque best",
-            "median ratio",
-            "best ratio",
+            "paired ratio",
+            "target",
+            "verdict",
         ],
         &WIDTHS,
     );
     crate::ratios::print_separator(&WIDTHS);
+    let mut rows = Vec::new();
     for scenario in SCENARIOS {
-        let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+        let (mut mine, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for turn in 0..turns {
-            if turn % 2 == 0 {
-                mine.extend(run_rounds::<ChaseLevInjector>(
-                    scenario,
-                    tasks,
-                    ROUNDS_PER_TURN,
-                ));
-                theirs.extend(run_rounds::<CrossbeamInjector>(
-                    scenario,
-                    tasks,
-                    ROUNDS_PER_TURN,
-                ));
+            let run_mine = || run_rounds::<ChaseLevInjector>(scenario, tasks, ROUNDS_PER_TURN);
+            let run_theirs = || run_rounds::<CrossbeamInjector>(scenario, tasks, ROUNDS_PER_TURN);
+            let (turn_mine, turn_theirs) = if turn % 2 == 0 {
+                let turn_mine = run_mine();
+                (turn_mine, run_theirs())
             } else {
-                theirs.extend(run_rounds::<CrossbeamInjector>(
-                    scenario,
-                    tasks,
-                    ROUNDS_PER_TURN,
-                ));
-                mine.extend(run_rounds::<ChaseLevInjector>(
-                    scenario,
-                    tasks,
-                    ROUNDS_PER_TURN,
-                ));
-            }
+                let turn_theirs = run_theirs();
+                (run_mine(), turn_theirs)
+            };
+            let ns = |times: Vec<Duration>| -> Vec<f64> {
+                times
+                    .into_iter()
+                    .map(|time| time.as_nanos() as f64 / tasks as f64)
+                    .collect()
+            };
+            let (turn_mine, turn_theirs) = (ns(turn_mine), ns(turn_theirs));
+            ratios.push(median(&mut turn_mine.clone()) / median(&mut turn_theirs.clone()));
+            mine.extend(turn_mine);
+            theirs.extend(turn_theirs);
         }
-        let per_task = |times: &mut Vec<Duration>| {
-            times.sort_unstable();
-            let ns = |d: Duration| d.as_nanos() as f64 / tasks as f64;
-            (ns(times[times.len() / 2]), ns(times[0]))
+        let row = InjectorRow {
+            label: scenario.label(),
+            target: scenario.target(),
+            chase_lev: median(&mut mine),
+            crossbeam: median(&mut theirs),
+            paired: Interval::of(ratios),
         };
-        let ((mine_median, mine_best), (theirs_median, theirs_best)) =
-            (per_task(&mut mine), per_task(&mut theirs));
         crate::ratios::print_row(
             &[
-                scenario.label().to_string(),
-                format!("{mine_median:.2}"),
-                format!("{theirs_median:.2}"),
-                format!("{mine_best:.2}"),
-                format!("{theirs_best:.2}"),
-                format!("{:.2}", mine_median / theirs_median),
-                format!("{:.2}", mine_best / theirs_best),
+                row.label.to_string(),
+                format!("{:.2}", row.chase_lev),
+                format!("{:.2}", row.crossbeam),
+                row.paired.show(),
+                format!("<= {:.2}", row.target),
+                row.paired.verdict(row.target).to_string(),
             ],
             &WIDTHS,
         );
+        rows.push(row);
     }
+    rows
 }
 
 /// A helper thread's life: `work` once per round, until told to quit.
@@ -289,16 +352,16 @@ fn each_round(stage: &Stage, mut work: impl FnMut()) {
 fn consume<C: InjectorContender>(
     queue: &C::Queue,
     mine: &C::Worker,
-    batch: bool,
+    consume: Consume,
     tasks: u64,
     stage: &Stage,
 ) {
     let mut in_round = 0u64;
     loop {
-        let taken = if batch {
-            C::steal_batch_and_pop(queue, mine)
-        } else {
-            C::steal(queue)
+        let taken = match consume {
+            Consume::One => C::steal(queue),
+            Consume::BatchAndPop => C::steal_batch_and_pop(queue, mine),
+            Consume::BatchWithLimit(limit) => C::steal_batch_with_limit(queue, mine, limit),
         };
         match taken {
             Taken::Task(task) => {

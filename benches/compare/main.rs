@@ -277,9 +277,9 @@ fn main() {
     criterion.final_summary();
     ratios::print_ratio_table(&output, started);
     ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
-    injector::print_interleaved_table(tasks, injector_turns);
+    let injector_rows = injector::print_interleaved_table(tasks, injector_turns);
     let quick = interleaved::print_interleaved_table(interleaved_rounds);
     let with_thieves = interleaved_thieves::print_interleaved_thief_table(thief_turns, tasks);
     concurrent::print_retry_table();
-    targets::print_targets_table(&quick, &with_thieves);
+    targets::print_targets_table(&quick, &with_thieves, &injector_rows);
 }

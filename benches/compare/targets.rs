@@ -14,20 +14,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use chase_lev_bench::paired::{read_rows, Interval, FEWEST};
+use chase_lev_bench::target_file;
+
+use crate::injector::InjectorRow;
 use crate::interleaved_thieves::Figures;
 use crate::ratios::{print_row, print_separator};
 
-/// `$CARGO_TARGET_DIR/callgrind-owner-paths.tsv`, or the target directory
-/// that holds this bench executable.
+/// The file `benches/callgrind.sh` writes.
 fn callgrind_file() -> PathBuf {
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(target).join("callgrind-owner-paths.tsv");
-    }
-    let executable = std::env::current_exe().expect("the bench knows its own path");
-    match executable.ancestors().nth(3) {
-        Some(target) => target.join("callgrind-owner-paths.tsv"),
-        None => PathBuf::from("target/callgrind-owner-paths.tsv"),
-    }
+    target_file("callgrind-owner-paths.tsv")
 }
 
 /// The file `demos/forkjoin/examples/forkjoin.rs` writes: the pool's and
@@ -44,42 +40,19 @@ fn rayon_file() -> PathBuf {
 }
 
 /// Two programs timed run by run, one right after the other: the median of
-/// the ratios of their times, and its (about 95%) distribution-free
-/// confidence interval, as the rayon script and the forkjoin example write
-/// them.
+/// the ratios of their times and its interval (`chase_lev_bench::paired`),
+/// as the rayon script and the forkjoin example write them.
 struct Paired {
-    median: f64,
-    low: f64,
-    high: f64,
-    /// How many runs each contender had.
-    runs: usize,
+    interval: Interval,
     /// Instructions of each on one thread (callgrind), if counted.
     instructions: Option<(f64, f64)>,
 }
 
-/// The fewest runs whose interval is worth a verdict: with n runs the
-/// widest interval, the least and the greatest ratio, holds the median with
-/// probability 1 - 2 / 2^n, under 95% below 6 runs (94% at 5, 75% at 3).
-const FEWEST_RUNS: usize = 6;
-
 impl Paired {
-    /// Against a target "at most `bound`": met when the whole interval is
-    /// at or below it, not met when the whole interval is above it, and
-    /// otherwise the runs cannot tell (the rayon control row shows how wide
-    /// that is for identical code); no verdict with fewer than
-    /// [`FEWEST_RUNS`] runs. The interval and, where counted, the ratio of
-    /// instructions follow the verdict.
+    /// The interval's verdict against "at most `bound`", then the interval
+    /// and, where counted, the ratio of instructions.
     fn verdict(&self, bound: f64) -> String {
-        let word = if self.runs < FEWEST_RUNS {
-            "too few runs"
-        } else if self.high <= bound {
-            "met"
-        } else if self.low > bound {
-            "not met"
-        } else {
-            "cannot tell"
-        };
-        format!("{word} {}", self.evidence())
+        format!("{} {}", self.interval.verdict(bound), self.evidence())
     }
 
     /// The interval, and the ratio of instructions where counted.
@@ -90,7 +63,7 @@ impl Paired {
         };
         format!(
             "({} runs, CI {:.3}-{:.3}{instructions})",
-            self.runs, self.low, self.high
+            self.interval.n, self.interval.low, self.interval.high
         )
     }
 }
@@ -133,10 +106,12 @@ fn read_rayon(path: &Path) -> RayonRuns {
                 on_chase_lev: number(2)?,
                 on_crossbeam: number(3)?,
                 paired: Paired {
-                    median: number(4)?,
-                    low: number(5)?,
-                    high: number(6)?,
-                    runs: number(9)? as usize,
+                    interval: Interval {
+                        median: number(4)?,
+                        low: number(5)?,
+                        high: number(6)?,
+                        n: number(9)? as usize,
+                    },
                     instructions: number(7).zip(number(8)),
                 },
             })
@@ -157,10 +132,12 @@ fn read_forkjoin(path: &Path) -> Vec<(String, f64, f64, Paired)> {
             let fields: Vec<&str> = line.split('\t').collect();
             let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
             let paired = Paired {
-                median: number(5)?,
-                low: number(6)?,
-                high: number(7)?,
-                runs: number(4)? as usize,
+                interval: Interval {
+                    median: number(5)?,
+                    low: number(6)?,
+                    high: number(7)?,
+                    n: number(4)? as usize,
+                },
                 instructions: None,
             };
             Some((fields[0].to_string(), number(1)?, number(2)?, paired))
@@ -202,6 +179,7 @@ fn two(value: Option<f64>) -> String {
 pub fn print_targets_table(
     interleaved: &[(&'static str, [Option<f64>; 4])],
     with_thieves: &BTreeMap<&'static str, [Option<Figures>; 3]>,
+    injector: &[InjectorRow],
 ) {
     let path = callgrind_file();
     let locked = read_locked(&path);
@@ -346,6 +324,76 @@ pub fn print_targets_table(
             "-".into(),
         ]);
     }
+    if injector.is_empty() {
+        rows.push([
+            "Injector / crossbeam-deque's, every row of its table".into(),
+            "<= 1.00 (batches <= 0.80)".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "not measured (CHASE_LEV_BENCH_INJECTOR_TURNS=0)".into(),
+        ]);
+    }
+    for row in injector {
+        rows.push([
+            format!("{} (ns/task, median round)", row.label),
+            format!("<= {:.2}x crossbeam, paired", row.target),
+            format!("{:.2}", row.chase_lev),
+            "-".into(),
+            format!("{:.2}", row.crossbeam),
+            format!("{:.3}", row.paired.median),
+            format!(
+                "{} ({} runs, CI {:.3}-{:.3})",
+                row.paired.verdict(row.target),
+                row.paired.n,
+                row.paired.low,
+                row.paired.high
+            ),
+        ]);
+    }
+    // Figures other programs measured with paired intervals: the steal
+    // against the bare paper steal (the producer_thief example), and what
+    // thread churn costs the deques of the rest of the process (the churn
+    // bench).
+    for (file, command) in [
+        (
+            "steal-vs-bare.tsv",
+            "cargo run --release -p chase-lev-bench --example producer_thief",
+        ),
+        ("churn.tsv", "cargo bench -p chase-lev-bench --bench churn"),
+    ] {
+        let (header, paired_rows) = read_rows(&target_file(file));
+        if paired_rows.is_empty() {
+            rows.push([
+                format!("(the rows of {file})"),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                format!("not measured ({command})"),
+            ]);
+        }
+        for row in paired_rows {
+            let interval = row.interval;
+            rows.push([
+                format!("{} ({header})", row.label),
+                format!("<= {:.2}, paired", row.target),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                format!("{:.3}", interval.median),
+                format!(
+                    "{} ({} runs, CI {:.3}-{:.3})",
+                    interval.verdict(row.target),
+                    interval.n,
+                    interval.low,
+                    interval.high
+                ),
+            ]);
+        }
+    }
     let rayon_path = rayon_file();
     let rayon = read_rayon(&rayon_path);
     if rayon.rows.is_empty() {
@@ -369,7 +417,7 @@ pub fn print_targets_table(
                 format!("{:.1}", row.on_chase_lev),
                 "-".into(),
                 format!("{theirs:.1}"),
-                format!("{:.3}", row.paired.median),
+                format!("{:.3}", row.paired.interval.median),
                 met,
             ])
         };
@@ -416,7 +464,7 @@ pub fn print_targets_table(
             format!("{ours:.1}"),
             "-".into(),
             "-".into(),
-            format!("{:.3}", against_rayon.median),
+            format!("{:.3}", against_rayon.interval.median),
             against_rayon.verdict(1.0),
         ]);
     }
@@ -453,7 +501,7 @@ pub fn print_targets_table(
         );
         println!("  confidence interval (about 95%), met only if all of it is within the target, not met");
         println!(
-            "  if none is, no verdict under {FEWEST_RUNS} runs; instr. = instructions on one thread,"
+            "  if none is, no verdict under {FEWEST} runs; instr. = instructions on one thread,"
         );
         println!("  chase-lev / crossbeam (callgrind);");
     }

@@ -16,18 +16,30 @@
 //! each round 10,000 pushes and as many steals; per turn the fastest round,
 //! in ns per task. The turns' figures are printed in order of size: on this
 //! 2-core machine they fall in two groups (the two threads' placement), so
-//! read the lower group against the lower group.
+//! read the lower group against the lower group. Then chase-lev's fastest
+//! round over the bare fenced ring's, turn by turn (the median of the
+//! turns' ratios with its interval), against the target "at most 1.05",
+//! also written to `target/steal-vs-bare.tsv` for the compare bench's
+//! targets table.
 
 use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chase_lev_bench::contenders::{ChaseLev, Contender, St3, Taken};
-use chase_lev_bench::wait_until;
+use chase_lev_bench::paired::{write_rows, Interval, Row};
+use chase_lev_bench::{target_file, wait_until};
 use crossbeam_utils::CachePadded;
 
 const TASKS: u64 = 10_000;
 const ROUNDS: usize = 400;
+
+/// chase-lev's steal over the bare paper steal: at most 5% above it.
+const STEAL_TARGET: f64 = 1.05;
+
+/// Where the figure goes for the compare bench's targets table (in the
+/// target directory).
+const STEAL_VS_BARE_FILE: &str = "steal-vs-bare.tsv";
 
 /// A thief's steal: `Some(Some(task))`, `Some(None)` for a lost race,
 /// `None` for empty.
@@ -207,10 +219,33 @@ fn main() {
         figures[5].push(run_contender::<St3>(St3::owner(2 * TASKS as usize), true));
         figures[6].push(run_contender::<ChaseLev>(ChaseLev::owner(0), true));
     }
+    // chase-lev as shipped against the bare paper steal with its fence, turn
+    // by turn (the two run one after the other in every turn).
+    let against_bare = Interval::of(
+        figures[1]
+            .iter()
+            .zip(&figures[2])
+            .map(|(ours, bare)| ours / bare)
+            .collect(),
+    );
     println!("1 producer + 1 thief, fastest round of each turn (ns per task), in order:");
     for (name, mut values) in names.into_iter().zip(figures) {
         values.sort_by(f64::total_cmp);
         let shown: Vec<String> = values.iter().map(|ns| format!("{ns:.2}")).collect();
         println!("  {name:<24} {}", shown.join(" "));
     }
+    println!(
+        "chase-lev's steal / the bare paper steal (with its fence), turn by turn: {} {} (target <= {STEAL_TARGET})",
+        against_bare.show(),
+        against_bare.verdict(STEAL_TARGET)
+    );
+    write_rows(
+        &target_file(STEAL_VS_BARE_FILE),
+        &format!("producer_thief example, {turns} turns of {ROUNDS} rounds of {TASKS} tasks"),
+        &[Row {
+            label: "1 producer + 1 thief: chase-lev's steal / the bare paper steal".into(),
+            target: STEAL_TARGET,
+            interval: against_bare,
+        }],
+    );
 }
