@@ -10,6 +10,8 @@
 #
 # Usage: benches/callgrind.sh [case ...]
 #   cases: push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty
+#          injector-push-then-steal injector-push-then-steal-batch (the Injector's
+#          uncontended paths, examples/injector_paths.rs: chase-lev and crossbeam-deque only)
 # Uses $CARGO_TARGET_DIR (default: target/ of the workspace).
 set -euo pipefail
 
@@ -18,11 +20,17 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
 # The bench profile: optimised, with the symbols callgrind needs.
-cargo build --quiet --profile bench -p chase-lev-bench --example owner_paths
-binary="$target_dir/release/examples/owner_paths"
+cargo build --quiet --profile bench -p chase-lev-bench --example owner_paths --example injector_paths
+binary_of() {
+    case "$1" in
+        injector-*) echo "$target_dir/release/examples/injector_paths" ;;
+        *) echo "$target_dir/release/examples/owner_paths" ;;
+    esac
+}
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty)
+[ ${#cases[@]} -gt 0 ] || cases=(push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty
+    injector-push-then-steal injector-push-then-steal-batch)
 deques=(chase-lev st3 crossbeam-deque Vec)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -31,7 +39,8 @@ trap 'rm -rf "$work"' EXIT
 # prints "instructions-per-op locked-per-op".
 count() {
     local deque="$1" case="$2" out="$work/callgrind.$1.$2"
-    local operations
+    local binary operations
+    binary=$(binary_of "$case")
     operations=$(valgrind --tool=callgrind --callgrind-out-file="$out" \
         --dump-instr=yes --dump-line=no \
         --collect-atstart=no --toggle-collect='*measured_*rounds*' \
@@ -49,7 +58,8 @@ printf 'case\tdeque\tinstructions_per_op\tlocked_per_op\n' > "$tsv.partial"
 declare -A instructions_of=() locked_of=()
 for case in "${cases[@]}"; do
     for deque in "${deques[@]}"; do
-        if [ "$deque" = Vec ] && [[ "$case" = steal-* ]]; then
+        if { [ "$deque" = Vec ] && [[ "$case" = steal-* ]]; } ||
+            { [[ "$case" = injector-* ]] && [[ "$deque" = Vec || "$deque" = st3 ]]; }; then
             instructions_of[$deque.$case]="-"
             locked_of[$deque.$case]="-"
         else
@@ -63,17 +73,17 @@ mv "$tsv.partial" "$tsv"
 table() {
     local title="$1" format="$2"
     local -n figures="$3"
-    printf '| %-21s |' "$title"
+    printf '| %-30s |' "$title"
     for deque in "${deques[@]}"; do printf ' %15s |' "$deque"; done
     printf ' %13s | %19s |\n' "chase-lev/st3" "chase-lev/crossbeam"
-    printf '|%s|' "-----------------------"
+    printf '|%s|' "--------------------------------"
     for _ in "${deques[@]}"; do printf '%s|' "----------------:"; done
     printf '%s|%s|\n' "--------------:" "--------------------:"
     for case in "${cases[@]}"; do
-        printf '| %-21s |' "$case"
+        printf '| %-30s |' "$case"
         for deque in "${deques[@]}"; do printf ' %15s |' "${figures[$deque.$case]}"; done
         awk -v c="${figures[chase-lev.$case]}" -v s="${figures[st3.$case]}" -v x="${figures[crossbeam-deque.$case]}" \
-            'function r(a, b) { return (b + 0 == 0) ? ((a + 0 == 0) ? "-" : "inf") : sprintf("%.2f", a / b) }
+            'function r(a, b) { if (a == "-" || b == "-") return "-"; return (b + 0 == 0) ? ((a + 0 == 0) ? "-" : "inf") : sprintf("%.2f", a / b) }
              BEGIN { printf " %13s | %19s |\n", r(c, s), r(c, x) }'
     done
 }
