@@ -102,8 +102,9 @@ pub fn write_rows(path: &Path, header: &str, rows: &[Row]) {
     }
 }
 
-/// The header and rows `write_rows` wrote to `path`; none if it is missing.
-pub fn read_rows(path: &Path) -> (String, Vec<Row>) {
+/// The `# header` line of a tab-separated file and the fields of its other
+/// lines that do not start with `#`; nothing if the file is missing.
+pub fn read_tsv(path: &Path) -> (String, Vec<Vec<String>>) {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let header = text
         .lines()
@@ -111,11 +112,20 @@ pub fn read_rows(path: &Path) -> (String, Vec<Row>) {
         .and_then(|line| line.strip_prefix("# "))
         .unwrap_or_default()
         .to_string();
-    let rows = text
+    let lines = text
         .lines()
         .filter(|line| !line.starts_with('#'))
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split('\t').collect();
+        .map(|line| line.split('\t').map(str::to_string).collect())
+        .collect();
+    (header, lines)
+}
+
+/// The header and rows `write_rows` wrote to `path`; none if it is missing.
+pub fn read_rows(path: &Path) -> (String, Vec<Row>) {
+    let (header, lines) = read_tsv(path);
+    let rows = lines
+        .iter()
+        .filter_map(|fields| {
             let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
             Some(Row {
                 label: fields.first()?.to_string(),

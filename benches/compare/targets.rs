@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use chase_lev_bench::paired::{read_rows, Interval, FEWEST};
+use chase_lev_bench::paired::{read_rows, read_tsv, Interval, FEWEST};
 use chase_lev_bench::target_file;
 
 use crate::injector::InjectorRow;
@@ -86,19 +86,11 @@ struct RayonRuns {
 }
 
 fn read_rayon(path: &Path) -> RayonRuns {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let header = text
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("# "))
-        .unwrap_or_default()
-        .to_string();
-    let rows = text
-        .lines()
-        .filter(|line| !line.starts_with('#'))
+    let (header, lines) = read_tsv(path);
+    let rows = lines
+        .iter()
         .skip(1)
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split('\t').collect();
+        .filter_map(|fields| {
             let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
             Some(RayonRow {
                 workload: fields.first()?.to_string(),
