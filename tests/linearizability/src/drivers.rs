@@ -142,7 +142,26 @@ pub fn on_hardware_threads<D: DequeUnderTest>(
 ) -> Attempt {
     let mut raced_runs = 0;
     for run in 1..=runs {
-        let history = run_scenario(deque, &HardwareThreads, scenario);
+        // A thread's panic (the deque's own check of a state a correct deque
+        // never reaches, in a mutant build) fails the run as a wrong history
+        // does; in the shipped build it fails the control test.
+        let history = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_scenario(deque, &HardwareThreads, scenario)
+        })) {
+            Ok(history) => history,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| payload.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                return Attempt {
+                    executions: run,
+                    raced: raced_runs,
+                    failure: Some(format!("a thread panicked: {message}")),
+                };
+            }
+        };
         raced_runs += u64::from(raced(&history));
         if let Some(explanation) = check_history(&history) {
             return Attempt {
