@@ -177,9 +177,11 @@ impl<T> SlotCell<T> {
         SlotCell(UnsafeSlotCell::new(core::mem::MaybeUninit::zeroed()))
     }
 
-    /// Called on each slot just before its memory is freed: under loom a
-    /// write access, so that a free that does not happen after every read of
-    /// the slot is a causality violation loom reports; nothing elsewhere.
+    /// Called on each cell of an injector block just before its memory is
+    /// freed (model builds): under loom a write access, so that a free that
+    /// does not happen after every read of the cell is a causality violation
+    /// loom reports; nothing under shuttle.
+    #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
     #[inline(always)]
     pub(crate) fn before_free(&mut self) {
         #[cfg(chase_lev_loom)]

@@ -153,22 +153,46 @@ pub(super) struct Block<T> {
     /// (proofs-notes/injector.md#reclamation).
     released: AtomicUsize,
     pub(super) slots: [Slot<T>; BLOCK_CAP],
+    /// (std build) Where the allocation this block was carved from starts.
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    allocation: *mut u8,
 }
 
 impl<T> Block<T> {
     /// A fresh block: every slot empty, no next block, lap unset. Allocated
-    /// zeroed and in place, so that a large `T` never passes through the stack.
+    /// zeroed and in place, so that a large `T` never passes through the
+    /// stack, and carved out of a plain allocation `align - 1` bytes larger
+    /// than the block, at its first `align`-byte boundary: the system
+    /// allocator serves the blocks' alignment (128 bytes, for the tickets in
+    /// a cursor's block word) through `posix_memalign`, which costs about
+    /// twice a plain zeroed allocation (docs/benchmarks.md#the-rows-not-met).
     #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
     pub(super) fn new() -> *mut Block<T> {
-        let layout = std::alloc::Layout::new::<Block<T>>();
+        let layout = Self::allocation_layout();
         // SAFETY: the layout is not zero-sized (a block holds atomics).
-        let block = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Block<T>>();
-        if block.is_null() {
+        let allocation = unsafe { std::alloc::alloc_zeroed(layout) };
+        if allocation.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        let align = core::mem::align_of::<Block<T>>();
+        let offset = (allocation as usize).wrapping_neg() & (align - 1);
+        // SAFETY: `offset < align`, and the allocation is `align - 1` bytes
+        // longer than a block, so the block lies inside it.
+        let block = unsafe { allocation.add(offset) }.cast::<Block<T>>();
         // All zeroes is a valid block: a null `next`, counts and states of 0,
-        // and `MaybeUninit` cells, which may hold any bytes.
+        // and `MaybeUninit` cells, which may hold any bytes; only the
+        // allocation's start is set.
+        // SAFETY: in bounds and aligned, as above; not published yet.
+        unsafe { core::ptr::addr_of_mut!((*block).allocation).write(allocation) };
         block
+    }
+
+    /// The layout of the allocation a block is carved from (see `new`).
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    fn allocation_layout() -> std::alloc::Layout {
+        let block = std::alloc::Layout::new::<Block<T>>();
+        std::alloc::Layout::from_size_align(block.size() + block.align() - 1, 1)
+            .expect("a block's size fits in an isize")
     }
 
     /// The model checkers' atomics and cells must be created one by one.
@@ -211,6 +235,25 @@ impl<T> Block<T> {
     /// # Safety
     /// `block` came from `Block::new`, no other thread will touch it again,
     /// and its slots hold no task the queue still owns.
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    pub(super) unsafe fn free(block: *mut Block<T>) {
+        #[cfg(chase_lev_mutants)]
+        crate::trace::freed(block as usize);
+        // SAFETY: by the caller the block is ours alone; it holds nothing to
+        // drop (atomics and `MaybeUninit` cells), and its allocation was made
+        // by `new` with `allocation_layout`.
+        unsafe {
+            let allocation = (*block).allocation;
+            std::alloc::dealloc(allocation, Self::allocation_layout());
+        }
+    }
+
+    /// Frees a block made by `new`, telling loom that each cell is freed
+    /// after every access to it.
+    ///
+    /// # Safety
+    /// As above.
+    #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
     pub(super) unsafe fn free(block: *mut Block<T>) {
         #[cfg(chase_lev_mutants)]
         crate::trace::freed(block as usize);
