@@ -82,8 +82,6 @@ const STACK: usize = 64 * 1024;
 /// target directory).
 const CHURN_FILE: &str = "churn.tsv";
 
-// ------------------------------------------------------------ statistics --
-
 // ---------------------------------------------------------- the pairs --
 
 /// `pairs` push;pop pairs on `worker`, in ns per pair.
@@ -456,16 +454,14 @@ fn main() {
     let mut rows = Vec::new();
     for phase in [&before, &after_burst, &after_waves] {
         let ratio = phase.against_fresh();
-        if !std::ptr::eq(phase, &before) {
+        let verdict = if std::ptr::eq(phase, &before) {
+            "(no churn yet: the method's own bias)"
+        } else {
             rows.push(Row {
                 label: format!("churn: pairs {}, / a fresh process", phase.name),
                 target: TARGET,
                 interval: ratio,
             });
-        }
-        let verdict = if std::ptr::eq(phase, &before) {
-            "(no churn yet: the method's own bias)"
-        } else {
             ratio.verdict(TARGET)
         };
         println!("  {:<34} {} {}", phase.name, ratio.show(), verdict);

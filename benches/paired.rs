@@ -62,6 +62,18 @@ impl Interval {
         }
     }
 
+    /// The verdict against "at most `bound`" with the interval behind it:
+    /// `met (30 runs, CI 0.930-0.970)`.
+    pub fn judged(&self, bound: f64) -> String {
+        format!(
+            "{} ({} runs, CI {:.3}-{:.3})",
+            self.verdict(bound),
+            self.n,
+            self.low,
+            self.high
+        )
+    }
+
     /// `0.950 [0.930-0.970, n = 30]`.
     pub fn show(&self) -> String {
         format!(

@@ -335,13 +335,7 @@ pub fn print_targets_table(
             "-".into(),
             format!("{:.2}", row.crossbeam),
             format!("{:.3}", row.paired.median),
-            format!(
-                "{} ({} runs, CI {:.3}-{:.3})",
-                row.paired.verdict(row.target),
-                row.paired.n,
-                row.paired.low,
-                row.paired.high
-            ),
+            row.paired.judged(row.target),
         ]);
     }
     // Figures other programs measured with paired intervals: the steal
@@ -368,21 +362,14 @@ pub fn print_targets_table(
             ]);
         }
         for row in paired_rows {
-            let interval = row.interval;
             rows.push([
                 format!("{} ({header})", row.label),
                 format!("<= {:.2}, paired", row.target),
                 "-".into(),
                 "-".into(),
                 "-".into(),
-                format!("{:.3}", interval.median),
-                format!(
-                    "{} ({} runs, CI {:.3}-{:.3})",
-                    interval.verdict(row.target),
-                    interval.n,
-                    interval.low,
-                    interval.high
-                ),
+                format!("{:.3}", row.interval.median),
+                row.interval.judged(row.target),
             ]);
         }
     }
