@@ -1,7 +1,7 @@
 //! The sync shim: the only module that knows whether chase-lev runs on std
 //! or under a model checker. It says where atomics, fences, `Arc`, slot
-//! cells, statics, thread-locals and buffer allocation come from, and
-//! imports nothing of the crate.
+//! cells, statics, thread-locals, buffer allocation and leak checks come
+//! from, and imports nothing of the crate.
 //!
 //! The chase-lev crate is built against `std`. `--cfg chase_lev_loom` (set
 //! by a user in `RUSTFLAGS` to model-check their own code with chase-lev
@@ -368,6 +368,32 @@ pub(crate) unsafe fn free_buffer<B: Slots>(buffer: *mut B) {
 #[cfg(chase_lev_shuttle)]
 pub(crate) unsafe fn free_buffer<B: Slots>(buffer: *mut B) {
     let _ = buffer;
+}
+
+// ------------------------------------------------------------ leak checks --
+
+/// A value loom counts as an allocation until it is dropped: each injector
+/// block of a model build holds one, so that loom reports a block never
+/// freed ("Allocation leaked") at the end of the execution that leaked it.
+/// Nothing under shuttle (its builds are checked by loom and miri).
+#[cfg(chase_lev_loom)]
+pub(crate) struct LeakCheck(#[allow(dead_code)] loom::alloc::Track<()>);
+
+#[cfg(chase_lev_loom)]
+impl LeakCheck {
+    pub(crate) fn new() -> LeakCheck {
+        LeakCheck(loom::alloc::Track::new(()))
+    }
+}
+
+#[cfg(chase_lev_shuttle)]
+pub(crate) struct LeakCheck;
+
+#[cfg(chase_lev_shuttle)]
+impl LeakCheck {
+    pub(crate) fn new() -> LeakCheck {
+        LeakCheck
+    }
 }
 
 // -------------------------------------------------------------- threads --

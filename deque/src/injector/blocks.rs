@@ -16,6 +16,8 @@ use super::Injector;
 use crate::atomic::Named;
 use crate::atomic::{AtomicPtr, AtomicUsize};
 use crate::policy::site;
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+use crate::sync::LeakCheck;
 use crate::sync::{
     wait_round,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -153,6 +155,9 @@ pub(super) struct Block<T> {
     /// (proofs-notes/injector.md#reclamation).
     released: AtomicUsize,
     pub(super) slots: [Slot<T>; BLOCK_CAP],
+    /// (Model builds) Loom reports a block that is never freed.
+    #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+    _leak_check: LeakCheck,
     /// (std build) Where the allocation this block was carved from starts.
     #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
     allocation: *mut u8,
@@ -210,6 +215,7 @@ impl<T> Block<T> {
                 state: AtomicUsize::new(0).named("slot.state"),
                 task: SlotCell::new(),
             }),
+            _leak_check: LeakCheck::new(),
         }))
     }
 
