@@ -227,6 +227,13 @@ pub const ALL: &[Scenario] = &[
         body: injector_steal_batch_into_a_lifo_worker_against_a_steal,
     },
     Scenario {
+        name: "injector_batch_of_two_marks_its_run_while_the_last_steal_walks_the_block",
+        family: INJECTOR_FAMILY,
+        threads: 2,
+        preemption_bound: None,
+        body: injector_batch_of_two_marks_its_run_while_the_last_steal_walks_the_block,
+    },
+    Scenario {
         name: "injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push",
         family: INJECTOR_FAMILY,
         threads: 2,
@@ -1148,10 +1155,18 @@ impl Queue {
     }
 
     fn steal_batch(&self, mutant: Option<Mutant>, fifo: bool) {
+        self.steal_batch_with_limit(mutant, fifo, super::deque::DEFAULT_BATCH_LIMIT);
+    }
+
+    fn steal_batch_with_limit(&self, mutant: Option<Mutant>, fifo: bool, limit: usize) {
         let destination = Worker::new_mutant(fifo, 4, false, mutant);
-        self.note(|| format!("{} calls steal_batch()", self.name));
+        if limit == super::deque::DEFAULT_BATCH_LIMIT {
+            self.note(|| format!("{} calls steal_batch()", self.name));
+        } else {
+            self.note(|| format!("{} calls steal_batch_with_limit({limit})", self.name));
+        }
         let operation = self.begin("steal_batch");
-        let result = self.injector.steal_batch(&destination);
+        let result = self.injector.steal_batch_with_limit(&destination, limit);
         self.note(|| format!("{}'s steal_batch returns {result:?}", self.name));
         if result == Steal::Empty {
             ledger::returned_empty(operation.clone());
@@ -1218,6 +1233,30 @@ fn injector_steal_batch_into_a_lifo_worker_against_a_steal(mutant: Option<Mutant
         .handle("thief 1")
         .spawn(move |thief| thief.steal_batch(mutant, false));
     main.steal();
+    main.finish(vec![thief]);
+}
+
+/// A batch of the block's first two tasks races the steal of its last: if
+/// the steal claims the last slot while the batch is still marking its run
+/// read, the steal's walk towards the block's free must meet the run's top
+/// slot unmarked and hand the free over, or meet every slot of the run
+/// marked. A block that is never freed is a leak loom reports. (The main
+/// thread tries twice: loom then also explores its steal after the batch's
+/// claim.)
+fn injector_batch_of_two_marks_its_run_while_the_last_steal_walks_the_block(
+    mutant: Option<Mutant>,
+) {
+    let main = Queue::new(mutant);
+    for id in 1..=3 {
+        main.push(id);
+    }
+    let thief = main
+        .handle("thief 1")
+        .spawn(move |thief| thief.steal_batch_with_limit(mutant, true, 2));
+    // A second try if the first lost its claim to the batch.
+    if !main.steal() {
+        main.steal();
+    }
     main.finish(vec![thief]);
 }
 

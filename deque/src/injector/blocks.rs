@@ -334,18 +334,36 @@ impl<T> Injector<T> {
         unsafe { slot.task.read() }
     }
 
-    /// Marks the slots of `[first, end)` of `block` that the caller read
-    /// (the bits of `read`) as read; starts the free of the block if the
-    /// claim reached its last slot, or carries on with it if the thread
-    /// freeing it has left that to us. The abandoned slots are finished by
-    /// their pushes.
+    /// Finishes a claim of the slots `[first, end)` of `block`, of which the
+    /// caller read those of the bits of `read` (its pushes finish the
+    /// others, which the caller abandoned). Each run of consecutive read
+    /// slots, from the lowest up, is marked `READ` with one RMW, on its top
+    /// slot, after plain stores on the slots below it
+    /// (proofs-notes/injector.md#reclamation). Starts the free of the block if
+    /// the claim reached its last slot, or carries on with it if the thread
+    /// freeing it has left that to us.
     ///
     /// # Safety
     /// As described; the caller does not touch `block` afterwards.
     pub(super) unsafe fn finish(&self, block: *mut Block<T>, first: usize, end: usize, read: u64) {
-        for offset in first..end {
-            // SAFETY: forwarded from the caller; we mark from the bottom up.
-            if read & (1 << offset) != 0 && unsafe { self.mark_read(block, offset) } {
+        debug_assert_eq!(read & !(((1u64 << (end - first)) - 1) << first), 0);
+        let mut unmarked = read;
+        while unmarked != 0 {
+            let bottom = unmarked.trailing_zeros() as usize;
+            let top = bottom + (!(unmarked >> bottom)).trailing_zeros() as usize - 1;
+            unmarked &= !0u64 << (top + 1);
+            for offset in bottom..top {
+                // SAFETY: the caller's claim keeps the block allocated.
+                let slot = unsafe { &(*block).slots[offset] };
+                // Ordering: Relaxed, and a store, not an RMW: no thread but
+                // us touches this slot's state until the free's walk, which
+                // reaches it only after it has acquired the `READ` of the
+                // run's top slot, marked below after this store
+                // (proofs-notes/injector.md#reclamation).
+                slot.state.store(WRITE | READ, Relaxed);
+            }
+            // SAFETY: forwarded from the caller; the runs below are marked.
+            if unsafe { self.mark_read(block, top) } {
                 return;
             }
         }

@@ -421,3 +421,34 @@ fn some<T>(attempt: Steal<T>) -> Steal<Option<T>> {
 fn none(attempt: Steal<()>) -> Steal<Option<usize>> {
     attempt.map(|()| None)
 }
+
+#[test]
+fn a_batch_marks_every_slot_it_read_and_leaves_its_abandoned_slots_to_their_pushes() {
+    use super::blocks::{READ, WRITE};
+    use crate::sync::Ordering::Relaxed;
+    let injector = Injector::new();
+    (0..5).for_each(|task| injector.push(task));
+    // A claim of the first five slots, of which the middle one was
+    // abandoned: two runs, slots 0-1 and 3-4.
+    let block = super::blocks::untag(injector.head.block.load(Relaxed));
+    // SAFETY: the queue owns the block; nothing else runs.
+    let state = |offset: usize| unsafe { (*block).slots[offset].state.load(Relaxed) };
+    // SAFETY: as if this thread had claimed the five slots; the claim does
+    // not reach the block's end, so the block is not freed.
+    unsafe { injector.finish(block, 0, 5, 0b11011) };
+    assert_eq!(
+        [state(0), state(1), state(2), state(3), state(4)],
+        [
+            WRITE | READ,
+            WRITE | READ,
+            WRITE,
+            WRITE | READ,
+            WRITE | READ
+        ]
+    );
+    // The tasks (plain integers) count as taken: the drop frees the block only.
+    injector
+        .head
+        .index
+        .store(injector.tail.index.load(Relaxed), Relaxed);
+}
