@@ -818,7 +818,11 @@ pub fn draw(counterexample: &Counterexample) -> Diagram {
     // The verdict.
     let mut footer = Group::new().set("font-family", SANS);
     y = lanes_bottom + 24.0;
-    let detected = if stopped_by_loom && !race {
+    let detected = if verdict.contains("leaked") {
+        "after the last step every thread has finished and the deque is dropped; loom then finds \
+         an allocation of the deque's that was never freed: a leak."
+            .to_string()
+    } else if stopped_by_loom && !race {
         "the execution panicked after the last step drawn, so no thread finished; the deque's \
          log ends there."
             .to_string()
