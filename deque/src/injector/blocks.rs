@@ -355,11 +355,10 @@ impl<T> Injector<T> {
             for offset in bottom..top {
                 // SAFETY: the caller's claim keeps the block allocated.
                 let slot = unsafe { &(*block).slots[offset] };
-                // Ordering: Relaxed, and a store, not an RMW: no thread but
-                // us touches this slot's state until the free's walk, which
-                // reaches it only after it has acquired the `READ` of the
-                // run's top slot, marked below after this store
-                // (proofs-notes/injector.md#reclamation).
+                // Ordering: Relaxed, a plain store: the free's walk reaches
+                // this slot only through the run's top slot, whose RMW below
+                // orders this store (proofs-notes/injector.md#reclamation);
+                // no other thread touches the slot's state before that.
                 slot.state.store(WRITE | READ, Relaxed);
             }
             // SAFETY: forwarded from the caller; the runs below are marked.

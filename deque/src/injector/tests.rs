@@ -430,8 +430,10 @@ fn a_batch_marks_every_slot_it_read_and_leaves_its_abandoned_slots_to_their_push
     (0..5).for_each(|task| injector.push(task));
     // A claim of the first five slots, of which the middle one was
     // abandoned: two runs, slots 0-1 and 3-4.
+    // Ordering: Relaxed everywhere below: one thread (proofs-notes/injector.md#drop).
     let block = super::blocks::untag(injector.head.block.load(Relaxed));
     // SAFETY: the queue owns the block; nothing else runs.
+    // Ordering: Relaxed, as above (proofs-notes/injector.md#drop).
     let state = |offset: usize| unsafe { (*block).slots[offset].state.load(Relaxed) };
     // SAFETY: as if this thread had claimed the five slots; the claim does
     // not reach the block's end, so the block is not freed.
@@ -447,8 +449,8 @@ fn a_batch_marks_every_slot_it_read_and_leaves_its_abandoned_slots_to_their_push
         ]
     );
     // The tasks (plain integers) count as taken: the drop frees the block only.
-    injector
-        .head
-        .index
-        .store(injector.tail.index.load(Relaxed), Relaxed);
+    // Ordering: Relaxed, as above (proofs-notes/injector.md#drop).
+    let tail = injector.tail.index.load(Relaxed);
+    // Ordering: Relaxed, as above (proofs-notes/injector.md#drop).
+    injector.head.index.store(tail, Relaxed);
 }

@@ -473,8 +473,8 @@ fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
     );
     assert_eq!(
         injector_names.len(),
-        21,
-        "expected the injector's 21 mutants of Mutant::name, found {injector_names:?}"
+        22,
+        "expected the injector's 22 mutants of Mutant::name, found {injector_names:?}"
     );
     // The injector's mutants are argued in their own note.
     let injector = note("injector.md").expect("proofs-notes/injector.md");
