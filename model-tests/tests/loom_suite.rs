@@ -219,6 +219,11 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
         Mutant::ShrinkDropsNewest,
         "The suite no longer detects a FIFO shrink that loses a task.",
     ),
+    (
+        "injector_batch_of_two_marks_its_run_while_the_last_steal_walks_the_block",
+        Mutant::InjectorRunTopMarkedFirst,
+        "The suite no longer detects an injector block that is never freed.",
+    ),
 ];
 
 /// `CHASE_LEV_LOOM_MUTANT=name`: each selected scenario, at its own bound,
