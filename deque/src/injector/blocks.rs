@@ -16,7 +16,7 @@ use super::Injector;
 use crate::atomic::Named;
 use crate::atomic::{AtomicPtr, AtomicUsize};
 use crate::policy::site;
-#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+#[cfg(chase_lev_loom)]
 use crate::sync::LeakCheck;
 use crate::sync::{
     wait_round,
@@ -155,8 +155,8 @@ pub(super) struct Block<T> {
     /// (proofs-notes/injector.md#reclamation).
     released: AtomicUsize,
     pub(super) slots: [Slot<T>; BLOCK_CAP],
-    /// (Model builds) Loom reports a block that is never freed.
-    #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
+    /// (Loom build) Loom reports a block that is never freed.
+    #[cfg(chase_lev_loom)]
     _leak_check: LeakCheck,
     /// (std build) Where the allocation this block was carved from starts.
     #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
@@ -215,6 +215,7 @@ impl<T> Block<T> {
                 state: AtomicUsize::new(0).named("slot.state"),
                 task: SlotCell::new(),
             }),
+            #[cfg(chase_lev_loom)]
             _leak_check: LeakCheck::new(),
         }))
     }
