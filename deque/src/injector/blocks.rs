@@ -20,7 +20,7 @@ use crate::policy::site;
 use crate::sync::LeakCheck;
 use crate::sync::{
     wait_round,
-    Ordering::{AcqRel, Acquire, Relaxed},
+    Ordering::{self, AcqRel, Acquire, Relaxed},
     SlotCell, UNDER_A_MODEL_CHECKER,
 };
 
@@ -132,9 +132,30 @@ fn still_patient(round: u32) -> bool {
 }
 
 pub(super) struct Slot<T> {
-    /// `WRITE`, `READ`, `DESTROY` and `ABANDONED`.
+    /// `WRITE`, `READ`, `DESTROY` and `ABANDONED`, each set at most once in
+    /// the slot's life (proofs-notes/injector.md#state-bits).
     pub(super) state: AtomicUsize,
     pub(super) task: SlotCell<T>,
+}
+
+impl<T> Slot<T> {
+    /// Sets `bit`, which no thread has set in this slot before, and returns
+    /// the state before. An add, not an or: the bit is clear, so the two
+    /// agree, and x86 returns the old value of an add from one locked
+    /// instruction where an or whose old value is used is a CAS loop
+    /// (proofs-notes/injector.md#state-bits). Debug and model builds check
+    /// that the bit was clear.
+    #[inline(always)]
+    pub(super) fn set_once(&self, bit: usize, ordering: Ordering) -> usize {
+        // Ordering: the caller's, named where it calls (the push's release
+        // `WRITE`, the acquire-release `READ` and `DESTROY`,
+        // proofs-notes/injector.md#state-bits).
+        let before = self.state.fetch_add(bit, ordering);
+        if cfg!(debug_assertions) || UNDER_A_MODEL_CHECKER {
+            assert_eq!(before & bit, 0, "a slot's state bit was set twice");
+        }
+        before
+    }
 }
 
 #[repr(align(128))]
@@ -283,7 +304,7 @@ impl<T> Injector<T> {
     /// The caller claimed the slot and has not finished it.
     #[inline(always)]
     pub(super) unsafe fn resolve(&self, slot: &Slot<T>) -> bool {
-        // Ordering: Acquire, paired with the push's release `fetch_or`: the
+        // Ordering: Acquire, paired with the push's release RMW of `WRITE`: the
         // task's bytes are visible (proofs-notes/injector.md#task-publication).
         let state = slot.state.load(site!(InjectorWriteAcquire, Acquire));
         // SAFETY: forwarded from the caller.
@@ -408,9 +429,7 @@ impl<T> Injector<T> {
         // this thread's read before the free; acquire so that if the
         // freer left the free to us, we free after its checks
         // (proofs-notes/injector.md#reclamation).
-        let state = slot
-            .state
-            .fetch_or(READ, site!(InjectorReadDoneRelease, AcqRel));
+        let state = slot.set_once(READ, site!(InjectorReadDoneRelease, AcqRel));
         if state & DESTROY == 0 {
             return false;
         }
@@ -438,11 +457,7 @@ impl<T> Injector<T> {
             // mark: a finished slot's users are done before the free; an
             // unfinished one is handed the free (proofs-notes/injector.md#reclamation).
             if slot.state.load(site!(InjectorDestroyAcquire, Acquire)) & READ == 0
-                && slot
-                    .state
-                    .fetch_or(DESTROY, site!(InjectorDestroyAcquire, AcqRel))
-                    & READ
-                    == 0
+                && slot.set_once(DESTROY, site!(InjectorDestroyAcquire, AcqRel)) & READ == 0
             {
                 return;
             }

@@ -11,8 +11,8 @@
 //! bit) and the pointer of the block that position is in.
 //!
 //! - A push claims the position at `tail` with a CAS on the tail index,
-//!   writes its task into the slot and publishes it with a `fetch_or` that
-//!   sets the slot's `WRITE` bit; if the state it returns shows that the
+//!   writes its task into the slot and publishes it with one read-modify-write
+//!   that sets the slot's `WRITE` bit; if the state it returns shows that the
 //!   steal of that slot gave up on it first (`ABANDONED`), the push takes its
 //!   task back and pushes it again.
 //! - A steal claims the position(s) at `head` with a CAS on the head index,
@@ -37,7 +37,7 @@
 //!
 //! The idea of linked blocks, and the block size, are crossbeam-deque's (so
 //! that batch steals take exactly as many tasks as crossbeam's). The costs
-//! are the same too: a CAS per push on the tail index and a `fetch_or` on its slot, a
+//! are the same too: a CAS per push on the tail index and an RMW on its slot, a
 //! CAS per steal on the head index, a SeqCst fence per steal when the head
 //! and the tail share a block, and an allocation every 63 pushes.
 //!
@@ -253,12 +253,10 @@ impl<T> Injector<T> {
             unsafe { slot.task.write(task) };
             // Ordering: Release: the steal that sees `WRITE` with acquire
             // reads the task's bytes (proofs-notes/injector.md#task-publication).
-            // One `fetch_or`, as crossbeam's: the state it returns says
-            // whether the steal of this slot gave up on it first
+            // One RMW, as crossbeam's: the state it returns says whether the
+            // steal of this slot gave up on it first
             // (proofs-notes/injector.md#abandoned-slots).
-            let state = slot
-                .state
-                .fetch_or(WRITE, site!(InjectorWriteRelease, Release));
+            let state = slot.set_once(WRITE, site!(InjectorWriteRelease, Release));
             let published = state & ABANDONED == 0;
             if published {
                 break;
@@ -270,9 +268,7 @@ impl<T> Injector<T> {
             task = unsafe { slot.task.read() };
             // Ordering: AcqRel, as a steal's mark of a slot it read
             // (proofs-notes/injector.md#reclamation).
-            let state = slot
-                .state
-                .fetch_or(READ, site!(InjectorReadDoneRelease, AcqRel));
+            let state = slot.set_once(READ, site!(InjectorReadDoneRelease, AcqRel));
             if state & DESTROY != 0 {
                 // SAFETY: the freer found every slot above ours finished.
                 unsafe { self.destroy(block, claimed) };

@@ -454,3 +454,20 @@ fn a_batch_marks_every_slot_it_read_and_leaves_its_abandoned_slots_to_their_push
     // Ordering: Relaxed, as above (proofs-notes/injector.md#drop).
     injector.head.index.store(tail, Relaxed);
 }
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "a slot's state bit was set twice")]
+fn a_state_bit_set_a_second_time_is_caught_not_carried_into_the_next_bit() {
+    use super::blocks::{Slot, WRITE};
+    use crate::sync::Ordering::Relaxed;
+    let injector = Injector::new();
+    injector.push(1);
+    // Ordering: Relaxed: one thread (proofs-notes/injector.md#drop).
+    let block = super::blocks::untag(injector.head.block.load(Relaxed));
+    // SAFETY: the queue owns the block; nothing else runs.
+    let slot: &Slot<i32> = unsafe { &(*block).slots[0] };
+    // An add of `WRITE` to a written slot would carry into `READ`.
+    // Ordering: Relaxed, as above (proofs-notes/injector.md#drop).
+    slot.set_once(WRITE, Relaxed);
+}
