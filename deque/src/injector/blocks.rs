@@ -151,11 +151,24 @@ impl<T> Slot<T> {
         // `WRITE`, the acquire-release `READ` and `DESTROY`,
         // proofs-notes/injector.md#state-bits).
         let before = self.state.fetch_add(bit, ordering);
-        if cfg!(debug_assertions) || UNDER_A_MODEL_CHECKER {
-            assert_eq!(before & bit, 0, "a slot's state bit was set twice");
+        if (cfg!(debug_assertions) || UNDER_A_MODEL_CHECKER) && before & bit != 0 {
+            set_twice(bit);
         }
         before
     }
+}
+
+/// The panic of a state bit set a second time, saying what it means.
+#[cold]
+#[inline(never)]
+fn set_twice(bit: usize) -> ! {
+    let meaning = match bit {
+        WRITE => "two pushes wrote one slot",
+        READ => "two threads finished one slot: its task was taken twice",
+        DESTROY => "the walk towards the block's free passed one slot twice",
+        _ => "a bit set with a CAS, not `set_once`",
+    };
+    panic!("a slot's state bit was set twice: {meaning}");
 }
 
 #[repr(align(128))]
