@@ -182,23 +182,65 @@ struct Stage {
 /// Runs `rounds` rounds of `scenario`, `tasks` tasks each (split evenly
 /// between the producers), and returns their time, as `iter_custom` wants.
 pub fn run<C: InjectorContender>(scenario: Scenario, tasks: u64, rounds: u64) -> Duration {
-    run_rounds::<C>(scenario, tasks, rounds).into_iter().sum()
+    run_rounds::<C>(scenario, tasks, rounds, Placement::FIRST)
+        .into_iter()
+        .sum()
 }
 
-/// As [`run`], returning each round's time.
+/// Where a run puts its queue and its counters: one of `PLACES` slots of an
+/// array each, so that their addresses, and their offsets in a page, change
+/// from one run to the next. Without it every turn of a process put them at
+/// the same stack addresses, and the interleaved table's intervals, computed
+/// over the turns of one process, left out what placement does: the rows
+/// with threads moved more between processes than within one
+/// (docs/benchmarks.md#the-rows-not-met).
+#[derive(Clone, Copy)]
+pub struct Placement {
+    queue: usize,
+    stage: usize,
+}
+
+impl Placement {
+    const PLACES: usize = 32;
+    const FIRST: Placement = Placement { queue: 0, stage: 0 };
+
+    /// The placement after this one in a fixed pseudo-random sequence (a
+    /// 64-bit LCG): the same for every run of the bench, different for
+    /// every run within it.
+    fn next(state: &mut u64) -> Placement {
+        let mut draw = || {
+            *state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (*state >> 33) as usize % Placement::PLACES
+        };
+        Placement {
+            queue: draw(),
+            stage: draw(),
+        }
+    }
+}
+
+/// As [`run`], returning each round's time, with the queue and counters
+/// where `placement` puts them.
 pub fn run_rounds<C: InjectorContender>(
     scenario: Scenario,
     tasks: u64,
     rounds: u64,
+    placement: Placement,
 ) -> Vec<Duration> {
-    let queue = C::queue();
-    let stage = Stage {
+    let mut queues: Vec<CachePadded<Option<C::Queue>>> = (0..Placement::PLACES)
+        .map(|_| CachePadded::new(None))
+        .collect();
+    let queue: &C::Queue = queues[placement.queue].insert(C::queue());
+    let mut stages: Vec<Option<Stage>> = (0..Placement::PLACES).map(|_| None).collect();
+    let stage: &Stage = stages[placement.stage].insert(Stage {
         round: CachePadded::new(AtomicU64::new(0)),
         finished: CachePadded::new(AtomicU64::new(0)),
         consumed: CachePadded::new(AtomicU64::new(0)),
         quit: AtomicBool::new(false),
         total_consumed: AtomicU64::new(0),
-    };
+    });
     let share = tasks / scenario.producers;
     let tasks = share * scenario.producers;
     let helpers = scenario.producers - 1 + scenario.consumers;
@@ -206,7 +248,6 @@ pub fn run_rounds<C: InjectorContender>(
     let own_worker = C::worker();
     std::thread::scope(|scope| {
         for _ in 1..scenario.producers {
-            let (queue, stage) = (&queue, &stage);
             scope.spawn(move || {
                 each_round(stage, || {
                     (0..share).for_each(|task| C::push(queue, black_box(task)))
@@ -214,7 +255,6 @@ pub fn run_rounds<C: InjectorContender>(
             });
         }
         for _ in 0..scenario.consumers {
-            let (queue, stage) = (&queue, &stage);
             scope.spawn(move || {
                 let mine = C::worker();
                 each_round(stage, || {
@@ -228,9 +268,9 @@ pub fn run_rounds<C: InjectorContender>(
             let start = Instant::now();
             // Release: the helpers see the reset counters.
             stage.round.store(round, Release);
-            (0..share).for_each(|task| C::push(&queue, black_box(task)));
+            (0..share).for_each(|task| C::push(queue, black_box(task)));
             if scenario.consumers == 0 {
-                consume::<C>(&queue, &own_worker, scenario.consume, tasks, &stage);
+                consume::<C>(queue, &own_worker, scenario.consume, tasks, stage);
             }
             wait_until(|| stage.finished.load(Acquire) == helpers);
             times.push(start.elapsed());
@@ -290,9 +330,16 @@ pub fn print_interleaved_table(tasks: u64, turns: u64) -> Vec<InjectorRow> {
     let mut rows = Vec::new();
     for scenario in SCENARIOS {
         let (mut mine, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let mut placements = 0x2545_f491_4f6c_dd1d_u64;
         for turn in 0..turns {
-            let run_mine = || run_rounds::<ChaseLevInjector>(scenario, tasks, ROUNDS_PER_TURN);
-            let run_theirs = || run_rounds::<CrossbeamInjector>(scenario, tasks, ROUNDS_PER_TURN);
+            let (place_mine, place_theirs) = (
+                Placement::next(&mut placements),
+                Placement::next(&mut placements),
+            );
+            let run_mine =
+                || run_rounds::<ChaseLevInjector>(scenario, tasks, ROUNDS_PER_TURN, place_mine);
+            let run_theirs =
+                || run_rounds::<CrossbeamInjector>(scenario, tasks, ROUNDS_PER_TURN, place_theirs);
             let (turn_mine, turn_theirs) = if turn % 2 == 0 {
                 let turn_mine = run_mine();
                 (turn_mine, run_theirs())
