@@ -204,9 +204,9 @@ impl Placement {
     const PLACES: usize = 32;
     const FIRST: Placement = Placement { queue: 0, stage: 0 };
 
-    /// The placement after this one in a fixed pseudo-random sequence (a
-    /// 64-bit LCG): the same for every run of the bench, different for
-    /// every run within it.
+    /// The next placement of a fixed pseudo-random sequence (a 64-bit LCG
+    /// whose state is `state`): the same sequence in every run of the bench,
+    /// a different placement for each turn within it.
     fn next(state: &mut u64) -> Placement {
         let mut draw = || {
             *state = state
