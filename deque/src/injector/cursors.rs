@@ -383,12 +383,24 @@ impl<T> Injector<T> {
     ///
     /// # Safety
     /// The caller's claim, not yet finished.
+    #[inline(always)]
     pub(super) unsafe fn move_head_on(&self, seen: &Look<T>, count: usize) {
-        self.pause(Pause::LastSlotStolen);
         let marker = seen.next_head.wrapping_add((count as u64 - 1) * ONE);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.move_head_from(seen.block, marker) };
+    }
+
+    /// `move_head_on` out of line, from two words: a steal's look stays in
+    /// registers, not spilled to be passed by reference.
+    ///
+    /// # Safety
+    /// As for `move_head_on`; `marker` is the marker of `block`.
+    #[inline(never)]
+    unsafe fn move_head_from(&self, block: *mut Block<T>, marker: u64) {
+        self.pause(Pause::LastSlotStolen);
         let mut spare = ptr::null_mut();
         // SAFETY: the caller's claim is a hold on the block.
-        unsafe { self.advance(Side::Head, seen.block, marker, &mut spare) };
+        unsafe { self.advance(Side::Head, block, marker, &mut spare) };
         if !spare.is_null() {
             // SAFETY: lost the race to link it: never published.
             unsafe { Block::free(spare) };
