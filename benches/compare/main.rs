@@ -21,7 +21,8 @@
 //!   scenario in the interleaved table of the scenarios with thieves
 //!   (default 200, about 12 s; see `interleaved_thieves.rs`; 0 skips it);
 //! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
-//!   scenario in the interleaved injector table (default 30; see
+//!   scenario in the interleaved injector table (default 200, about 40 s:
+//!   fewer leave the rows with threads without a verdict; see
 //!   `injector.rs`; 0 skips it).
 
 mod concurrent;
@@ -196,7 +197,7 @@ fn main() {
     let warmup = env_number("CHASE_LEV_BENCH_WARMUP", 0.3);
     let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
     let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
-    let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 30.0) as u64;
+    let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 200.0) as u64;
     let thief_turns = env_number("CHASE_LEV_BENCH_THIEF_TURNS", 200.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
