@@ -187,98 +187,129 @@ impl<T> Injector<T> {
     /// assert_eq!(injector.steal(), Steal::Success('a'));
     /// ```
     pub fn push(&self, task: T) {
+        if let Some(task) = self.push_once(task) {
+            self.push_again(task);
+        }
+    }
+
+    /// The pushes after an abandoned one, out of line: the first attempt's
+    /// code stays free of the loop and of the task's way back.
+    #[cold]
+    #[inline(never)]
+    fn push_again(&self, mut task: T) {
+        while let Some(back) = self.push_once(task) {
+            task = back;
+        }
+    }
+
+    /// One attempt to push: claims the position at the tail and publishes
+    /// `task` there. Returns the task if the steal of that slot gave up on
+    /// it first: then the attempt has not taken effect
+    /// (proofs-notes/injector.md#abandoned-slots).
+    #[inline(always)]
+    fn push_once(&self, task: T) -> Option<T> {
         let policy = self.policy;
-        let mut task = MaybeUninit::new(task);
         // Allocated before the CAS that claims a block's last slot, so that
         // the block end costs the other pushes as little as possible.
         let mut spare: *mut Block<T> = ptr::null_mut();
-        loop {
-            // Ordering: Acquire, so that the block loaded next is at least the
-            // one whose lap this index is in (proofs-notes/injector.md#block-of-an-index).
-            let mut tail = self
-                .tail
-                .index
-                .load(site!(InjectorTailIndexAcquire, Acquire));
-            let mut block = untag(self.tail.load_block_word(policy));
-            let claimed = loop {
-                let offset = offset(tail);
-                if offset == BLOCK_CAP {
-                    // Every slot of the block is claimed: help the tail over
-                    // the block end instead of waiting for the push that
-                    // claimed the last one (proofs-notes/injector.md#tickets).
-                    self.help(Side::Tail, &mut spare);
-                    // Ordering: Acquire, as above (proofs-notes/injector.md#block-of-an-index).
-                    tail = self
-                        .tail
-                        .index
-                        .load(site!(InjectorTailIndexAcquire, Acquire));
+        // Ordering: Acquire, so that the block loaded next is at least the
+        // one whose lap this index is in (proofs-notes/injector.md#block-of-an-index).
+        let mut tail = self
+            .tail
+            .index
+            .load(site!(InjectorTailIndexAcquire, Acquire));
+        let mut block = untag(self.tail.load_block_word(policy));
+        let claimed = loop {
+            let offset = offset(tail);
+            if offset == BLOCK_CAP {
+                // Every slot of the block is claimed: help the tail over
+                // the block end instead of waiting for the push that
+                // claimed the last one (proofs-notes/injector.md#tickets).
+                self.help(Side::Tail, &mut spare);
+                // Ordering: Acquire, as above (proofs-notes/injector.md#block-of-an-index).
+                tail = self
+                    .tail
+                    .index
+                    .load(site!(InjectorTailIndexAcquire, Acquire));
+                block = untag(self.tail.load_block_word(policy));
+                continue;
+            }
+            if offset + 1 == BLOCK_CAP && spare.is_null() {
+                spare = Block::new();
+            }
+            let next_tail = tail.wrapping_add(ONE);
+            // Ordering: SeqCst success, so that a steal whose fence follows
+            // this CAS in the single total order sees the push; Acquire on
+            // failure, as for the loads above
+            // (proofs-notes/injector.md#empty, #block-of-an-index).
+            match self.tail.index.compare_exchange_weak(
+                tail,
+                next_tail,
+                site!(InjectorPushCasSeqCst, SeqCst),
+                site!(InjectorTailIndexAcquire, Acquire),
+            ) {
+                Ok(_) => break offset,
+                Err(current) => {
+                    tail = current;
                     block = untag(self.tail.load_block_word(policy));
-                    continue;
                 }
-                if offset + 1 == BLOCK_CAP && spare.is_null() {
-                    spare = Block::new();
-                }
-                let next_tail = tail.wrapping_add(ONE);
-                // Ordering: SeqCst success, so that a steal whose fence follows
-                // this CAS in the single total order sees the push; Acquire on
-                // failure, as for the loads above
-                // (proofs-notes/injector.md#empty, #block-of-an-index).
-                match self.tail.index.compare_exchange_weak(
-                    tail,
-                    next_tail,
-                    site!(InjectorPushCasSeqCst, SeqCst),
-                    site!(InjectorTailIndexAcquire, Acquire),
-                ) {
-                    Ok(_) => break offset,
-                    Err(current) => {
-                        tail = current;
-                        block = untag(self.tail.load_block_word(policy));
-                    }
-                }
-            };
-            if claimed + 1 == BLOCK_CAP {
-                self.pause(Pause::LastSlotClaimed);
-                // The claim keeps the block allocated: move the tail on.
-                // SAFETY: the claim of the block's last slot, not finished.
-                unsafe { self.advance(Side::Tail, block, tail.wrapping_add(ONE), &mut spare) };
             }
-            self.pause(Pause::PushClaimed);
-            // SAFETY: the CAS claimed position `claimed` of `block` (the block
-            // of the claimed index, proofs-notes/injector.md#block-of-an-index),
-            // so the block stays allocated until this slot is finished, by
-            // its steal or by us (proofs-notes/injector.md#reclamation).
-            let slot = unsafe { &(*block).slots[claimed] };
-            // SAFETY: the claimed slot is written only by this push and read
-            // only after the `WRITE` bit below (proofs-notes/injector.md#claims).
-            unsafe { slot.task.write(task) };
-            // Ordering: Release: the steal that sees `WRITE` with acquire
-            // reads the task's bytes (proofs-notes/injector.md#task-publication).
-            // One RMW, as crossbeam's: the state it returns says whether the
-            // steal of this slot gave up on it first
-            // (proofs-notes/injector.md#abandoned-slots).
-            let state = slot.set_once(WRITE, site!(InjectorWriteRelease, Release));
-            let published = state & ABANDONED == 0;
-            if published {
-                break;
-            }
-            // The steal of this slot gave up on it: the push has not taken
-            // effect, so it takes its task back and claims a fresh position
-            // (proofs-notes/injector.md#abandoned-slots).
-            // SAFETY: written above; no steal reads an abandoned slot.
-            task = unsafe { slot.task.read() };
-            // Ordering: AcqRel, as a steal's mark of a slot it read
-            // (proofs-notes/injector.md#reclamation).
-            let state = slot.set_once(READ, site!(InjectorReadDoneRelease, AcqRel));
-            if state & DESTROY != 0 {
-                // SAFETY: the freer found every slot above ours finished.
-                unsafe { self.destroy(block, claimed) };
-            }
+        };
+        if claimed + 1 == BLOCK_CAP {
+            self.pause(Pause::LastSlotClaimed);
+            // The claim keeps the block allocated: move the tail on.
+            // SAFETY: the claim of the block's last slot, not finished.
+            unsafe { self.advance(Side::Tail, block, tail.wrapping_add(ONE), &mut spare) };
         }
+        self.pause(Pause::PushClaimed);
+        // SAFETY: the CAS claimed position `claimed` of `block` (the block
+        // of the claimed index, proofs-notes/injector.md#block-of-an-index),
+        // so the block stays allocated until this slot is finished, by
+        // its steal or by us (proofs-notes/injector.md#reclamation).
+        let slot = unsafe { &(*block).slots[claimed] };
+        // SAFETY: the claimed slot is written only by this push and read
+        // only after the `WRITE` bit below (proofs-notes/injector.md#claims).
+        unsafe { slot.task.write(MaybeUninit::new(task)) };
+        // Ordering: Release: the steal that sees `WRITE` with acquire
+        // reads the task's bytes (proofs-notes/injector.md#task-publication).
+        // One RMW, as crossbeam's: the state it returns says whether the
+        // steal of this slot gave up on it first
+        // (proofs-notes/injector.md#abandoned-slots).
+        let state = slot.set_once(WRITE, site!(InjectorWriteRelease, Release));
         if !spare.is_null() {
             // Allocated for a block end that another thread linked.
             // SAFETY: never published: this thread is its only user.
             unsafe { Block::free(spare) };
         }
+        if state & ABANDONED == 0 {
+            return None;
+        }
+        // SAFETY: the slot is ours, written above and abandoned; `block`
+        // is the block of `claimed`.
+        Some(unsafe { self.take_back(block, claimed) })
+    }
+
+    /// Takes the task back out of an abandoned slot the caller wrote, and
+    /// finishes the slot (proofs-notes/injector.md#abandoned-slots).
+    ///
+    /// # Safety
+    /// The caller's push claimed and wrote the slot at `claimed` of
+    /// `block`, found it abandoned, and does not touch the block after.
+    #[cold]
+    #[inline(never)]
+    unsafe fn take_back(&self, block: *mut Block<T>, claimed: usize) -> T {
+        // SAFETY: the caller's claim keeps the block allocated.
+        let slot = unsafe { &(*block).slots[claimed] };
+        // SAFETY: written by the caller; no steal reads an abandoned slot.
+        let task = unsafe { slot.task.read().assume_init() };
+        // Ordering: AcqRel, as a steal's mark of a slot it read
+        // (proofs-notes/injector.md#reclamation).
+        let state = slot.set_once(READ, site!(InjectorReadDoneRelease, AcqRel));
+        if state & DESTROY != 0 {
+            // SAFETY: the freer found every slot above ours finished.
+            unsafe { self.destroy(block, claimed) };
+        }
+        task
     }
 
     /// Steals the oldest task.
