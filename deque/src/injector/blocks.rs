@@ -427,15 +427,16 @@ impl<T> Injector<T> {
         }
     }
 
-    /// Marks the slot at `offset`, which the caller read, as read; `true` if
-    /// the freer had left the free of the block to us, done now.
+    /// Marks the slot at `offset`, which the caller read (a steal, or the
+    /// push that took its task back from an abandoned slot), as read; `true`
+    /// if the freer had left the free of the block to us, done now.
     ///
     /// # Safety
     /// The caller's claim of the slot keeps `block` allocated; its claimed
     /// slots below `offset` are marked already, and if this returns `true`
     /// the caller does not touch `block` afterwards.
     #[inline(always)]
-    unsafe fn mark_read(&self, block: *mut Block<T>, offset: usize) -> bool {
+    pub(super) unsafe fn mark_read(&self, block: *mut Block<T>, offset: usize) -> bool {
         // SAFETY: the caller's claimed slot keeps the block allocated.
         let slot = unsafe { &(*block).slots[offset] };
         // Ordering: AcqRel: release so that the freer's acquire orders

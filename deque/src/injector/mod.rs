@@ -77,10 +77,10 @@ use crate::deque::Worker;
 use crate::deque::{index_space_exhausted, Flavor};
 use crate::policy::{site, Policy};
 use crate::steal::{success_or_return, Steal};
-use crate::sync::Ordering::{AcqRel, Acquire, Release, SeqCst};
+use crate::sync::Ordering::{Acquire, Release, SeqCst};
 use blocks::{
-    lap, offset, past_marker, position, untag, Block, ABANDONED, BLOCK_CAP, DESTROY, LAP, ONE,
-    POSITION_MASK, READ, SHIFT, TICKETS, WRITE,
+    lap, offset, past_marker, position, untag, Block, ABANDONED, BLOCK_CAP, LAP, ONE,
+    POSITION_MASK, SHIFT, TICKETS, WRITE,
 };
 use cursors::{Cursor, Side};
 pub use hooks::Pause;
@@ -302,13 +302,11 @@ impl<T> Injector<T> {
         let slot = unsafe { &(*block).slots[claimed] };
         // SAFETY: written by the caller; no steal reads an abandoned slot.
         let task = unsafe { slot.task.read().assume_init() };
-        // Ordering: AcqRel, as a steal's mark of a slot it read
-        // (proofs-notes/injector.md#reclamation).
-        let state = slot.set_once(READ, site!(InjectorReadDoneRelease, AcqRel));
-        if state & DESTROY != 0 {
-            // SAFETY: the freer found every slot above ours finished.
-            unsafe { self.destroy(block, claimed) };
-        }
+        // The push is the slot's last user: it marks it as a steal marks a
+        // slot it read (proofs-notes/injector.md#reclamation).
+        // SAFETY: the caller's claim, its only one in the block; the caller
+        // does not touch the block after.
+        unsafe { self.mark_read(block, claimed) };
         task
     }
 
