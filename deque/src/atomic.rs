@@ -9,11 +9,11 @@
 
 /// The shim's atomics themselves.
 #[cfg(not(chase_lev_mutants))]
-pub(crate) use crate::sync::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use crate::sync::{fence, load_own_store, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 
 /// The mutant builds' atomics record every access in the event log.
 #[cfg(chase_lev_mutants)]
-pub(crate) use logged::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use logged::{fence, load_own_store, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 
 /// A name for an atomic, given where it is made
 /// (`AtomicI64::new(0).named("top")`): the mutant builds' event log calls
@@ -281,6 +281,18 @@ mod logged {
 
     logged_arithmetic!(backend::AtomicU64, u64);
     logged_arithmetic!(backend::AtomicUsize, usize);
+
+    /// The shim's `load_own_store`, not recorded: the owner reading back its
+    /// own store is no event of the algorithm's (and no scheduling point of
+    /// loom's).
+    ///
+    /// # Safety
+    /// As for `sync::load_own_store`.
+    #[inline(always)]
+    pub(crate) unsafe fn load_own_store(atomic: &AtomicI64) -> i64 {
+        // SAFETY: forwarded from the caller.
+        unsafe { backend::load_own_store(&atomic.atomic) }
+    }
 
     /// The backend's fence, recorded.
     #[inline(always)]

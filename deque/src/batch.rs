@@ -360,30 +360,51 @@ pub(crate) fn assert_batch_limit(limit: usize) {
 impl<T> Worker<T> {
     /// Makes room for up to `additional` tasks past `bottom`, for a batch
     /// steal into this worker (a bounded worker may have less room); returns
-    /// how many fit.
+    /// how many fit. The room is there when it returns: the batch steal
+    /// makes no call out of the crate before it publishes the tasks
+    /// (proofs-notes/reclamation.md#reentrant-owner-operations).
     pub(crate) fn reserve(&self, additional: usize) -> usize {
         let inner = &*self.inner;
-        // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
-        // push (proofs-notes/linearizability.md#batch-steal).
-        let bottom = inner.bottom.load(Relaxed);
-        let top = inner.top.load(site!(PushTopAcquire, Acquire));
-        let len = (bottom - top).max(0);
-        // `additional` is at most the source's length, which fits in an i64.
-        let additional = i64::try_from(additional).unwrap_or(i64::MAX);
-        let count = (self.limit.get() - len).clamp(0, additional);
-        // Checked before any task is claimed: a batch that would run past
-        // the end of the index space panics here, with the source intact,
-        // as `push` does at `i64::MAX`.
-        if add_index(bottom, count) > self.end.get() {
-            let capacity = self.buffer().capacity();
-            let needed = (len + count) as usize;
-            let new_capacity = needed.max(capacity).checked_next_power_of_two();
-            let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
-            let old = self.replace_buffer(bottom, top, new_capacity);
-            // SAFETY: `old` is no longer the deque's buffer and is retired once.
-            unsafe { self.retire(old) };
+        loop {
+            // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
+            // push (proofs-notes/linearizability.md#batch-steal).
+            let bottom = inner.bottom.load(Relaxed);
+            let top = inner.top.load(site!(PushTopAcquire, Acquire));
+            let len = (bottom - top).max(0);
+            // `additional` is at most the source's length, which fits in an i64.
+            let additional = i64::try_from(additional).unwrap_or(i64::MAX);
+            let count = (self.limit.get() - len).clamp(0, additional);
+            // Checked before any task is claimed: a batch that would run past
+            // the end of the index space panics here, with the source intact,
+            // as `push` does at `i64::MAX`.
+            if add_index(bottom, count) <= self.end.get() {
+                return count as usize;
+            }
+            if self.grow_for_batch(bottom, top, (len + count) as usize) {
+                return count as usize;
+            }
         }
-        count as usize
+    }
+
+    /// `reserve`'s buffer change: to a buffer that holds `needed` tasks from
+    /// `top`. `false` if an operation nested in a call out of the crate (the
+    /// allocation, or the retire's frees) changed the buffer or `bottom`: the
+    /// room counted may not be there, and `reserve` looks again.
+    #[cold]
+    #[inline(never)]
+    fn grow_for_batch(&self, bottom: i64, top: i64, needed: usize) -> bool {
+        let capacity = self.buffer().capacity();
+        let new_capacity = needed.max(capacity).checked_next_power_of_two();
+        let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
+        let Some(old) = self.replace_buffer(bottom, top, new_capacity) else {
+            return false;
+        };
+        let new = self.buffer.get();
+        // SAFETY: `old` is no longer the deque's buffer and is retired once.
+        unsafe { self.retire(old) };
+        // The room is there if the retire's frees changed neither the
+        // buffer nor `bottom` (`top` only grows, which makes more room).
+        self.buffer.get() == new && self.own_bottom() == bottom
     }
 
     /// Publishes `count` tasks that a batch steal wrote past `bottom`.

@@ -41,14 +41,14 @@
 //! - `top <= bottom + 1`, and the tasks are the slots of indices in
 //!   `[top, bottom)` of the current buffer, which the deque owns.
 
-use core::cell::{Cell, UnsafeCell};
+use core::cell::Cell;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use crossbeam_utils::CachePadded;
 
-use crate::atomic::{fence, AtomicI64, AtomicPtr, Named};
+use crate::atomic::{fence, load_own_store, AtomicI64, AtomicPtr, Named};
 use crate::buffer::Buffer;
 use crate::policy::{site, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, HazardSlot, Retired};
@@ -81,7 +81,7 @@ pub(crate) struct Inner<T> {
     pub(crate) policy: Policy,
     /// Buffers the owner replaced that a thief may still read; touched only
     /// by the owner and by the final drop (`Inner::retired`).
-    retired: UnsafeCell<Retired<T>>,
+    retired: Retired<T>,
     /// The deque owns `T`s: dropping it may drop tasks.
     _tasks: PhantomData<T>,
 }
@@ -103,22 +103,23 @@ impl<T> Inner<T> {
             ),
             flavor,
             policy,
-            retired: UnsafeCell::new(Retired::new()),
+            retired: Retired::new(),
             _tasks: PhantomData,
         }
     }
 }
 
 impl<T> Inner<T> {
-    /// The retired buffers.
+    /// The retired buffers. Plain cells, never borrowed across a call out of
+    /// the crate, so that an owner operation nested in one (from the global
+    /// allocator) may use them too
+    /// (proofs-notes/reclamation.md#reentrant-owner-operations).
     ///
     /// # Safety
-    /// Only the owner calls this (from its unique `Worker`), and it does not
-    /// hold two of the references at once.
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn retired(&self) -> &mut Retired<T> {
-        // SAFETY: by the caller, this is the only reference.
-        unsafe { &mut *self.retired.get() }
+    /// Only the owner's thread calls this (from its unique `Worker`): the
+    /// cells are not `Sync`.
+    pub(crate) unsafe fn retired(&self) -> &Retired<T> {
+        &self.retired
     }
 }
 
@@ -189,7 +190,7 @@ unsafe impl<T: Send> Send for Worker<T> {}
 // `UnwindSafe` when `T: RefUnwindSafe`, and never `RefUnwindSafe` (its
 // `Cell`s make a shared `&Worker` not so), as crossbeam-deque 0.8's `Worker`
 // has from its fields. The fields do not give it here (the deque's slots and
-// retired-buffer list sit in `UnsafeCell`s), so it is stated, and it holds
+// retired-buffer lists sit in cells), so it is stated, and it holds
 // for the same reason as crossbeam's: a panic inside a deque operation cannot
 // leave the deque in a state that breaks its invariants for the other
 // handles. No operation runs task code (only the final drop drops tasks, and
@@ -221,7 +222,7 @@ pub struct Stealer<T> {
 
 // `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`, as
 // crossbeam-deque 0.8's `Stealer` is from its fields. The fields do not give
-// it here (the deque's slots and retired-buffer list sit in `UnsafeCell`s),
+// it here (the deque's slots and retired-buffer lists sit in cells),
 // so it is stated, and it holds for the same reason as crossbeam's: a panic
 // inside a deque operation cannot leave the deque in a state that breaks its
 // invariants for the other handles. A steal runs no task code, and its only
@@ -240,7 +241,10 @@ impl<T> Worker<T> {
     pub(crate) fn buffer(&self) -> &Buffer<T> {
         // SAFETY: only the owner retires buffers, and it retires a buffer only
         // after replacing this pointer; so the buffer it points to is alive
-        // for as long as the owner holds `&self`.
+        // until the owner's next buffer change. The owner holds the reference
+        // only across code that calls nothing outside the crate, where no
+        // nested owner operation can change the buffer
+        // (proofs-notes/reclamation.md#reentrant-owner-operations).
         unsafe { &*self.buffer.get() }
     }
 
@@ -300,21 +304,29 @@ impl<T> Worker<T> {
     /// scheduler's own push to be inlined around it.
     #[cold]
     #[inline(never)]
-    fn push_loading_top(&self, bottom: i64, task: T) -> Result<(), T> {
+    fn push_loading_top(&self, mut bottom: i64, mut task: T) -> Result<(), T> {
         let inner = &*self.inner;
-        // Ordering: Acquire, as in Lê et al., where it orders a thief's read
-        // of a slot before the owner rewrites it after wrapping around. Our
-        // buffers never wrap, so it guards nothing here; kept so that the
-        // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
-        let top = inner.top.load(site!(PushTopAcquire, Acquire));
-        self.top_seen.set(top);
-        if bottom - top >= self.limit.get() {
-            return Err(task); // bounded and full
-        }
-        if bottom >= self.end.get() {
-            self.push_into_next_lap(bottom, top, task);
-        } else {
-            self.write_and_publish(self.buffer(), bottom, task);
+        loop {
+            // Ordering: Acquire, as in Lê et al., where it orders a thief's read
+            // of a slot before the owner rewrites it after wrapping around. Our
+            // buffers never wrap, so it guards nothing here; kept so that the
+            // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
+            let top = inner.top.load(site!(PushTopAcquire, Acquire));
+            self.top_seen.set(top);
+            if bottom - top >= self.limit.get() {
+                return Err(task); // bounded and full
+            }
+            if bottom < self.end.get() {
+                self.write_and_publish(self.buffer(), bottom, task);
+                break;
+            }
+            match self.push_into_next_lap(bottom, top, task) {
+                Ok(()) => break,
+                // An operation nested in the allocation of the new buffer
+                // changed the deque: push again from the deque as it is now
+                // (proofs-notes/reclamation.md#reentrant-owner-operations).
+                Err(back) => (task, bottom) = (back, self.own_bottom()),
+            }
         }
         self.refresh_push_until();
         Ok(())
@@ -355,10 +367,12 @@ impl<T> Worker<T> {
     /// buffer starting at `top`, twice as large if the deque is full (Lê et
     /// al.'s grow), finishes the push there, and only then retires the old
     /// buffer, so that the task is visible to thieves before the owner scans
-    /// the hazard slots (proofs-notes/reclamation.md#hazard-slots).
+    /// the hazard slots (proofs-notes/reclamation.md#hazard-slots). Hands the
+    /// task back, having changed nothing, if an operation nested in the
+    /// allocation changed the deque (`replace_buffer`).
     #[cold]
     #[inline(never)]
-    fn push_into_next_lap(&self, bottom: i64, top: i64, task: T) {
+    fn push_into_next_lap(&self, bottom: i64, top: i64, task: T) -> Result<(), T> {
         if bottom == i64::MAX {
             index_space_exhausted();
         }
@@ -373,47 +387,48 @@ impl<T> Worker<T> {
         } else {
             capacity
         };
-        let old = self.replace_buffer(bottom, top, new_capacity);
+        let Some(old) = self.replace_buffer(bottom, top, new_capacity) else {
+            return Err(task);
+        };
         // Into the new buffer: Lê et al.'s second correction to the C11 code
         // (the owner reloads the buffer after a grow).
         self.write_and_publish(self.buffer(), bottom, task);
         // SAFETY: `old` is no longer the deque's buffer and is retired once.
         unsafe { self.retire(old) };
+        Ok(())
     }
 
     /// Copies the tasks of `[top, bottom)` into a new buffer of
     /// `new_capacity` slots and publishes it; returns the old buffer, which
     /// the caller must retire.
+    ///
+    /// The new buffer may come from the global allocator, which may run any
+    /// operation of this worker (an allocator that pushes deferred work, or
+    /// records into a queue). So it is obtained before anything of the
+    /// deque is read, and then `bottom` and the buffer are looked at again:
+    /// if a nested operation changed either, the new buffer is kept as a
+    /// spare, nothing moves, and the result is `None`; the caller then
+    /// decides again from the deque as it is now. (`top` only grows, and an
+    /// index below it is copied harmlessly, as under a thief's steal.)
+    /// Nothing of the owner's is borrowed across the allocation
+    /// (proofs-notes/reclamation.md#reentrant-owner-operations).
     pub(crate) fn replace_buffer(
         &self,
         bottom: i64,
         top: i64,
         new_capacity: usize,
-    ) -> *mut Buffer<T> {
+    ) -> Option<*mut Buffer<T>> {
         let inner = &*self.inner;
+        let current = self.buffer.get();
+        let new = self.fresh_buffer(new_capacity, top);
+        if self.buffer.get() != current || self.own_bottom() != bottom {
+            // SAFETY: this is the owner, the only caller of `retired`; `new`
+            // was never published.
+            unsafe { inner.retired() }.add_spare(new);
+            return None;
+        }
         let old = self.buffer();
         let old_capacity = old.capacity();
-        // SAFETY: this is the owner, the only caller of `retired`.
-        let new = match unsafe { inner.retired() }.take_spare(new_capacity) {
-            Some(spare) => {
-                // SAFETY: a spare is held by no thread, and is published
-                // only below (proofs-notes/reclamation.md#reuse).
-                unsafe { (*spare).restart(top) };
-                spare
-            }
-            None => {
-                if new_capacity == old_capacity {
-                    // A move to the next lap with no spare: allocate one
-                    // more, so that the owner has three buffers of this
-                    // capacity and a thief holding one cannot leave it
-                    // without a spare (proofs-notes/reclamation.md#reuse).
-                    let spare = Buffer::new(new_capacity, top).allocate();
-                    // SAFETY: this is the owner, the only caller of `retired`.
-                    unsafe { inner.retired() }.add_spare(spare);
-                }
-                Buffer::new(new_capacity, top).allocate()
-            }
-        };
         // SAFETY: `new` is live and not yet published: only this thread
         // reaches it.
         let new_buffer = unsafe { &*new };
@@ -444,7 +459,38 @@ impl<T> Worker<T> {
         inner
             .buffer
             .store(new, site!(BufferPublishRelease, Release));
-        old
+        Some(old)
+    }
+
+    /// A buffer of `capacity` slots for the lap from `start`, no thread's but
+    /// this one's: a spare, or a new allocation (the global allocator may
+    /// run operations of this worker here).
+    fn fresh_buffer(&self, capacity: usize, start: i64) -> *mut Buffer<T> {
+        let inner = &*self.inner;
+        // SAFETY: this is the owner, the only caller of `retired`.
+        if let Some(spare) = unsafe { inner.retired() }.take_spare(capacity) {
+            // SAFETY: a spare is held by no thread, and is published only
+            // by the caller (proofs-notes/reclamation.md#reuse).
+            unsafe { (*spare).restart(start) };
+            return spare;
+        }
+        if capacity == self.buffer().capacity() {
+            // A move to the next lap with no spare: allocate one more, so
+            // that the owner has three buffers of this capacity and a thief
+            // holding one cannot leave it without a spare
+            // (proofs-notes/reclamation.md#reuse).
+            let spare = Buffer::new(capacity, start).allocate();
+            // SAFETY: this is the owner, the only caller of `retired`.
+            unsafe { inner.retired() }.add_spare(spare);
+        }
+        Buffer::new(capacity, start).allocate()
+    }
+
+    /// The owner's `bottom`: its own last store (only the owner writes it).
+    #[inline]
+    pub(crate) fn own_bottom(&self) -> i64 {
+        // SAFETY: this is the owner, the only thread that stores to bottom.
+        unsafe { load_own_store(&self.inner.bottom) }
     }
 
     /// # Safety
@@ -950,10 +996,17 @@ impl<T> Worker<T> {
     #[cold]
     #[inline(never)]
     fn shrink_by_half(&self, bottom: i64, top: i64) {
+        // The count starts again before the allocation, where a nested pop
+        // counts too (proofs-notes/reclamation.md#reentrant-owner-operations);
+        // a shrink that happens starts it afresh anyway.
+        self.pops_until_shrink.set(self.shrink_after.get());
         let half = self.buffer().capacity() / 2;
-        let old = self.replace_buffer(bottom, top, half);
-        // SAFETY: `old` is no longer the deque's buffer and is retired once.
-        unsafe { self.retire(old) };
+        // `None`: an operation nested in the allocation changed the deque;
+        // the next pops decide again.
+        if let Some(old) = self.replace_buffer(bottom, top, half) {
+            // SAFETY: `old` is no longer the deque's buffer and is retired once.
+            unsafe { self.retire(old) };
+        }
     }
 }
 

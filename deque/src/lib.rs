@@ -184,11 +184,30 @@
 //! than the most buffers steals ever held at once. Every thread that steals
 //! holds one hazard record while it lives (and one more for each steal
 //! nested in another of its steals, such as a steal from inside the global
-//! allocator); records (128 bytes) are reused by later threads and never
+//! allocator: see [Code that calls back](#code-that-calls-back)); records (128 bytes) are reused by later threads and never
 //! freed: the process keeps room for the most threads that held one at
 //! once, less than three times that and at least 64. `top` and `bottom`
 //! live on separate cache lines. Tasks left in the deque are dropped exactly
 //! once when the last handle goes; zero-sized tasks take no memory.
+//!
+//! # Code that calls back
+//!
+//! An operation calls code that is not the crate's in a few places: the
+//! global allocator (allocating or freeing a buffer, a hazard record chunk
+//! or an injector block), the panic hook (a full bounded `push`, a zero
+//! batch limit), and a task's `Drop` (only when the last handle of a deque
+//! or an injector goes). That code may call **any** operation of the crate
+//! on the same thread, on the same deque: an allocator may push onto or pop
+//! from the very `Worker` whose push is growing it, steal from it, batch-steal
+//! into it, or push to and steal from an injector, and a panic hook may do
+//! the same. Every task is still taken exactly once, no memory is freed
+//! while in use, and the deque's counts stay exact; an allocator that calls
+//! back at every allocation recurses as deep as it makes itself. (Only what
+//! Rust itself forbids stays forbidden: a panic inside a global allocator
+//! or a panic hook aborts the process.) The repository's
+//! `proofs-notes/reclamation.md#reentrant-owner-operations` lists every
+//! such point and why each nesting holds; `tests/reentrant_owner.rs` runs
+//! each pair of a point and a nested operation, natively and under miri.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 

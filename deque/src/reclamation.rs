@@ -634,11 +634,20 @@ unsafe fn give_back(chunk: *const Chunk, record: *const Record) {
 /// (proofs-notes/reclamation.md#reuse).
 /// Touched only by the owner (through its unique `Worker`) and by the deque's
 /// final drop.
+///
+/// The lists are in cells, and every method takes a list out of its cell
+/// before working on it and puts it back after: the allocator and the frees
+/// they call may run another owner operation of the same worker, which then
+/// finds an empty list (and, if it changes buffers, leaves a list of its
+/// own, which `put_back` merges). So no reference into these lists lives
+/// across a call out of the crate, and a nested operation never sees or
+/// frees a buffer an enclosing one is working on
+/// (proofs-notes/reclamation.md#reentrant-owner-operations).
 pub(crate) struct Retired<T> {
-    buffers: Vec<*mut Buffer<T>>,
-    spares: Vec<*mut Buffer<T>>,
+    buffers: Cell<Vec<*mut Buffer<T>>>,
+    spares: Cell<Vec<*mut Buffer<T>>>,
     /// The most retired buffers one scan has found held at once.
-    most_held: usize,
+    most_held: Cell<usize>,
 }
 
 /// How many unheld buffers of the current capacity the owner keeps for
@@ -650,12 +659,30 @@ pub(crate) struct Retired<T> {
 /// (proofs-notes/reclamation.md#reuse).
 const SPARES: usize = 2;
 
+/// Puts `list` back in `cell`, followed by whatever an operation nested in
+/// the caller's calls out of the crate put there meanwhile. Merging may call
+/// the allocator again (and so nest again): the loop takes what that leaves
+/// too, until the cell is empty when `list` goes in.
+fn put_back<B>(cell: &Cell<Vec<*mut B>>, mut list: Vec<*mut B>) {
+    loop {
+        let nested = cell.take();
+        if nested.is_empty() {
+            cell.set(list);
+            // Its memory, if any, is freed with `list` in place.
+            drop(nested);
+            return;
+        }
+        list.extend_from_slice(&nested);
+        drop(nested);
+    }
+}
+
 impl<T> Retired<T> {
     pub(crate) const fn new() -> Retired<T> {
         Retired {
-            buffers: Vec::new(),
-            spares: Vec::new(),
-            most_held: 0,
+            buffers: Cell::new(Vec::new()),
+            spares: Cell::new(Vec::new()),
+            most_held: Cell::new(0),
         }
     }
 
@@ -663,18 +690,23 @@ impl<T> Retired<T> {
     /// the one kept last (a buffer retired at the last move, rather than
     /// the extra one allocated with it, so that the loom scenario that
     /// reaches a reuse reuses a buffer thieves have read).
-    pub(crate) fn take_spare(&mut self, capacity: usize) -> Option<*mut Buffer<T>> {
+    pub(crate) fn take_spare(&self, capacity: usize) -> Option<*mut Buffer<T>> {
+        let mut spares = self.spares.take();
         // SAFETY: spares are live buffers owned by this list.
-        let index = self
-            .spares
+        let found = spares
             .iter()
-            .rposition(|&spare| unsafe { &*spare }.capacity() == capacity)?;
-        Some(self.spares.swap_remove(index))
+            .rposition(|&spare| unsafe { &*spare }.capacity() == capacity)
+            .map(|index| spares.swap_remove(index));
+        // Nothing above calls out of the crate, so the cell is still empty.
+        put_back(&self.spares, spares);
+        found
     }
 
     /// Keeps `spare`, a buffer no thread has seen, for reuse.
-    pub(crate) fn add_spare(&mut self, spare: *mut Buffer<T>) {
-        self.spares.push(spare);
+    pub(crate) fn add_spare(&self, spare: *mut Buffer<T>) {
+        let mut spares = self.spares.take();
+        spares.push(spare); // may call the allocator
+        put_back(&self.spares, spares);
     }
 
     /// Adds `buffer`, just replaced, and frees every retired buffer that no
@@ -686,19 +718,21 @@ impl<T> Retired<T> {
     /// `buffer` came from `Box::into_raw`, is no longer the deque's buffer
     /// pointer (that store happened before this call), and is retired once.
     pub(crate) unsafe fn retire(
-        &mut self,
+        &self,
         buffer: *mut Buffer<T>,
         keep_capacity: usize,
         policy: Policy,
     ) {
-        self.buffers.push(buffer);
+        // Both lists are this call's until they are put back at its end.
+        let mut buffers = self.buffers.take();
+        let mut spares = self.spares.take();
+        buffers.push(buffer);
         // Ordering: SeqCst fence, between the store of the new buffer
         // pointer and the loads of the hazard slots; paired with the
         // thief's fence between its hazard store and its second pointer
         // load (proofs-notes/reclamation.md#hazard-slots).
         site!(RetireFence, fence(SeqCst));
         let registry = registry();
-        let spares = &mut self.spares;
         spares.retain(|&spare| {
             // SAFETY: spares are live buffers owned by this list.
             if unsafe { &*spare }.capacity() == keep_capacity {
@@ -709,13 +743,14 @@ impl<T> Retired<T> {
             unsafe { Buffer::free(spare) };
             false
         });
-        let held = registry.keep_protected_first(&mut self.buffers, policy);
-        self.most_held = self.most_held.max(held);
-        let keep = SPARES.max(self.most_held + 1);
+        let held = registry.keep_protected_first(&mut buffers, policy);
+        let most_held = self.most_held.get().max(held);
+        self.most_held.set(most_held);
+        let keep = SPARES.max(most_held + 1);
         // No slot showed these after the fence, so every thief that loads
         // the pointer from now on sees a newer one, and the ones that read
         // them are done (proofs-notes/reclamation.md#hazard-slots).
-        for retired in self.buffers.drain(held..) {
+        for retired in buffers.drain(held..) {
             // SAFETY: retired buffers are live and owned by this list.
             if spares.len() < keep && unsafe { &*retired }.capacity() == keep_capacity {
                 // Kept for reuse (proofs-notes/reclamation.md#reuse).
@@ -725,12 +760,17 @@ impl<T> Retired<T> {
             // SAFETY: as above, no thread holds it.
             unsafe { Buffer::free(retired) };
         }
+        put_back(&self.buffers, buffers);
+        put_back(&self.spares, spares);
     }
 
     /// How many buffers are retired but not yet freed.
     #[cfg(all(test, not(any(chase_lev_loom, chase_lev_shuttle))))]
     pub(crate) fn len(&self) -> usize {
-        self.buffers.len()
+        let buffers = self.buffers.take();
+        let len = buffers.len();
+        put_back(&self.buffers, buffers);
+        len
     }
 }
 
@@ -740,7 +780,8 @@ impl<T> Drop for Retired<T> {
         if crate::sync::model_is_unwinding() {
             return; // a failed model execution: leak, loom reported already
         }
-        for retired in self.buffers.drain(..).chain(self.spares.drain(..)) {
+        let buffers = self.buffers.get_mut().drain(..);
+        for retired in buffers.chain(self.spares.get_mut().drain(..)) {
             // SAFETY: no thread can read a buffer of a deque without a
             // handle of it, so none holds one now.
             unsafe { Buffer::free(retired) };

@@ -40,6 +40,26 @@ pub(crate) use shuttle::sync::Arc;
 pub(crate) use backend::Ordering;
 pub(crate) use backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 
+/// A load of `atomic` by the only thread that ever stores to it: its own
+/// last store (the owner's reload of `bottom` after a call out of the crate,
+/// deque.rs). Relaxed; under loom an `unsync_load`, which loom checks (every
+/// store to the atomic must happen before it) without making it a point
+/// where another thread may be scheduled, as a load of the owner's own
+/// value on real hardware is no such point either.
+///
+/// # Safety
+/// No other thread stores to `atomic`.
+#[inline(always)]
+pub(crate) unsafe fn load_own_store(atomic: &AtomicI64) -> i64 {
+    #[cfg(chase_lev_loom)]
+    // SAFETY: by the caller, every store to it is this thread's own.
+    return unsafe { atomic.unsync_load() };
+    #[cfg(not(chase_lev_loom))]
+    // Ordering: Relaxed: the value is this thread's own last store
+    // (proofs-notes/reclamation.md#reentrant-owner-operations).
+    atomic.load(Ordering::Relaxed)
+}
+
 /// Whether loom runs the crate (a user's model, or this repository's).
 pub(crate) const UNDER_LOOM: bool = cfg!(chase_lev_loom);
 

@@ -494,10 +494,6 @@ impl<T> Injector<T> {
             return Steal::Retry;
         }
         let end = seen.offset + count;
-        if end == BLOCK_CAP {
-            // SAFETY: the claim reached the last slot, and is not finished.
-            unsafe { self.move_head_on(&seen, count) };
-        }
         // SAFETY: as in `steal`, for every claimed position.
         let block = unsafe { &*seen.block };
         // Which claimed slots are written; the others are abandoned
@@ -510,13 +506,7 @@ impl<T> Injector<T> {
             }
         }
         let written = read.count_ones() as usize;
-        if written == 0 {
-            // SAFETY: nothing read; `block` is not used below.
-            unsafe { self.finish(seen.block, seen.offset, end, 0) };
-            // Every push of the batch is still running (as in `steal`).
-            return Steal::Retry;
-        }
-        let moving = written - keep;
+        let moving = written.saturating_sub(keep);
         let mut kept = None;
         let mut moved = 0;
         let dest_buffer = dest.buffer();
@@ -544,9 +534,21 @@ impl<T> Injector<T> {
         if moved > 0 {
             dest.publish(dest_bottom, moved as i64);
         }
+        if end == BLOCK_CAP {
+            // Only now, with `dest` published: moving the head on may
+            // allocate or free a block, and the global allocator may then
+            // run an operation of `dest`'s owner, which must find `dest`
+            // whole (proofs-notes/reclamation.md#reentrant-owner-operations).
+            // SAFETY: the claim reached the last slot, and is not finished.
+            unsafe { self.move_head_on(&seen, count) };
+        }
         // SAFETY: every claimed slot is read or abandoned; `block` is not
         // used below.
         unsafe { self.finish(seen.block, seen.offset, end, read) };
+        if written == 0 {
+            // Every push of the batch is still running (as in `steal`).
+            return Steal::Retry;
+        }
         // SAFETY: as in `steal`.
         Steal::Success(kept.map(|task| unsafe { task.assume_init() }))
     }
