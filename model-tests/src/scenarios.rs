@@ -346,6 +346,13 @@ pub const ALL: &[Scenario] = &[
         body: steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires,
     },
     Scenario {
+        name: "owner_push_nested_in_the_allocation_of_a_grow",
+        family: REGISTRY_FAMILY,
+        threads: 2,
+        preemption_bound: None,
+        body: owner_push_nested_in_the_allocation_of_a_grow,
+    },
+    Scenario {
         name: "record_of_an_exited_thief_taken_by_the_next_while_the_owner_scans",
         family: REGISTRY_FAMILY,
         threads: 2,
@@ -1625,6 +1632,30 @@ fn steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires(mutant: Opti
         thief.steal_batch_into(&destination, super::deque::DEFAULT_BATCH_LIMIT);
     });
     owner.push(5); // at the end of the lap: a new buffer, the old one retired
+    owner.finish(vec![thief]);
+}
+
+/// An owner operation nested in another of the same worker: the owner's
+/// push of task 5 finds its 4-slot buffer at the end of its lap, and the
+/// allocation of the next buffer runs the owner's push of task 6 (a global
+/// allocator that hands work to its own thread's deque, modelled by the
+/// internal builds' allocation hook), while a thief steals. The nested push
+/// finds the same lap's end and changes the buffer itself. The outer one
+/// must then see that the deque changed under its allocation, keep its new
+/// buffer as a spare and push into the deque as it is now; one that moves
+/// the tasks it saw before the allocation (mutant
+/// `buffer-change-not-reentrant`) writes task 5 over task 6's place, and
+/// task 6 is lost (proofs-notes/reclamation.md#reentrant-owner-operations).
+fn owner_push_nested_in_the_allocation_of_a_grow(mutant: Option<Mutant>) {
+    let owner = std::rc::Rc::new(Owner::new(LIFO, mutant));
+    for id in 1..=4 {
+        owner.push(id);
+    }
+    let thief = owner.stealer("thief 1").spawn(Thief::steal);
+    let nested = std::rc::Rc::clone(&owner);
+    super::deque::hooks::before_next_buffer_allocation(move || nested.push(6));
+    owner.push(5); // the end of the lap: its allocation pushes task 6
+    let owner = std::rc::Rc::into_inner(owner).expect("the allocation ran the nested push");
     owner.finish(vec![thief]);
 }
 

@@ -157,7 +157,8 @@ fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
 /// was written for. The missing seq_cst fence of the owner's pop; and the
 /// registry's scenarios, each against its own fault: the single,
 /// non-reentrant hazard slot of a steal nested in another steal of its
-/// thread; a scan that stops at the first held buffer while two thieves
+/// thread; a buffer change that moves the tasks it saw before an owner push
+/// nested in its allocation changed them; a scan that stops at the first held buffer while two thieves
 /// hold two; the owner's retire fence, without which its scan misses the
 /// announcement a thief makes in a record an exited thief gave back; a
 /// steal at its thread's exit, its record gone, that does not announce;
@@ -178,6 +179,11 @@ const CANARIES: &[(&str, Mutant, &str)] = &[
         "steal_nested_in_a_batch_keeps_the_outer_buffer_the_owner_retires",
         Mutant::HazardNotReentrant,
         "The suite no longer detects a nested steal that ends the outer steal's announcement.",
+    ),
+    (
+        "owner_push_nested_in_the_allocation_of_a_grow",
+        Mutant::BufferChangeNotReentrant,
+        "The suite no longer detects a buffer change that ignores an owner push nested in its allocation.",
     ),
     (
         "owner_changes_buffer_twice_while_two_thieves_hold_slots",

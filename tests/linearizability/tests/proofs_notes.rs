@@ -468,8 +468,8 @@ fn every_mutant_has_a_section_and_a_row_in_the_obligations_note() {
         .partition(|name| name.starts_with("injector-"));
     assert_eq!(
         names.len(),
-        43,
-        "expected the deque's 43 mutants of Mutant::name, found {names:?}"
+        44,
+        "expected the deque's 44 mutants of Mutant::name, found {names:?}"
     );
     assert_eq!(
         injector_names.len(),
