@@ -202,7 +202,11 @@ compile_error!(
 );
 
 // The modules, each using only those declared before it (a reader can take
-// them in this order; tests/linearizability/tests/source_layout.rs checks it).
+// them in this order; tests/linearizability/tests/source_layout.rs checks it),
+// but for `worker`, which builds on `deque` and is declared before it:
+// rustdoc lists a type's impl blocks in the order of the modules that hold
+// them, and `worker` holds `Worker`'s constructors, which a reader of its
+// page looks for first (`deque` holds push and pop).
 //
 // The shim: std, loom or shuttle.
 mod sync;
@@ -219,12 +223,13 @@ mod buffer;
 mod reclamation;
 // The result of a steal.
 mod steal;
+// The owner's handle: constructors, `len`, `capacity` (read it after
+// `deque`, see above).
+mod worker;
 // The Chase-Lev deque: its state, its handles, push, pop and steal.
 mod deque;
 // The thieves' handle: `len`, `is_empty`.
 mod stealer;
-// The owner's handle: constructors, `len`, `capacity`.
-mod worker;
 // Batch steals.
 mod batch;
 // The injector, a FIFO queue for tasks from outside the pool.
