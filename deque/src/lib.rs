@@ -12,6 +12,29 @@
 //! plus bounded workers ([`Worker::new_lifo_bounded`], [`Worker::try_push`])
 //! and a starting capacity ([`Worker::new_lifo_with_capacity`]).
 //!
+//! # Getting it
+//!
+//! chase-lev is not on crates.io yet, so a release is a commit of its
+//! repository, and you pin one. Depend on a clone of the repository by path
+//! (the package is its `deque/` folder), or on the repository by `git`:
+//!
+//! ```toml
+//! [dependencies]
+//! chase-lev = { path = "path/to/chase-lev/deque" }
+//! # or:
+//! # chase-lev = { git = "<url of this repository>", package = "chase-lev", rev = "<commit>" }
+//! ```
+//!
+//! `<url of this repository>` is the address you got the repository from
+//! (`git remote get-url origin` in a clone prints it); `rev` pins a commit;
+//! `package` picks this package out of the repository, which holds several.
+//! Everything these docs call "the repository" is in it:
+//! `tests/downstream-loom`, `VERIFYING.md`, `proofs-notes/`.
+//!
+//! The crate needs Rust 1.82 or later, and `std`: each thread that steals
+//! keeps a hazard record in thread-local storage, and buffers come from the
+//! global allocator.
+//!
 //! # Compatibility with crossbeam-deque 0.8
 //!
 //! Every public item of crossbeam-deque 0.8 ([`Worker`], [`Stealer`],
@@ -80,6 +103,14 @@
 //! assert_eq!(total.load(Ordering::Relaxed), 500_500);
 //! ```
 //!
+//! These threads stop at their first look that finds no task, which is
+//! right only when all the work is there from the start. A pool that is
+//! given work over time puts idle threads to sleep and wakes them for new
+//! tasks, and must not lose a wakeup: the package's example `pool`
+//! (`examples/pool/`, `cargo run -p chase-lev --example pool`) does it,
+//! each step explained, and the repository's `tests/downstream-loom`
+//! model-checks it.
+//!
 //! # Model-checking your scheduler
 //!
 //! Built with `RUSTFLAGS="--cfg chase_lev_loom"` and the feature `loom`,
@@ -95,7 +126,8 @@
 //!
 //! ```toml
 //! [target.'cfg(chase_lev_loom)'.dependencies]
-//! chase-lev = { version = "0.1", features = ["loom"] } # or the path/git of your [dependencies] entry
+//! # the same `path`, or `git` and `rev`, as your [dependencies] entry:
+//! chase-lev = { path = "path/to/chase-lev/deque", features = ["loom"] }
 //! loom = "0.7"
 //!
 //! [lints.rust]
