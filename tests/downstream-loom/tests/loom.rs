@@ -146,14 +146,19 @@ fn explore(
     (executions, outcome)
 }
 
+/// Explores `execution` as `explore` does, and fails on the first violation:
+/// for the correct scheduler and pool.
+fn every_interleaving_passes(model: &str, execution: impl Fn() + Send + Sync + 'static) {
+    if let Err(violation) = explore(model, execution).1 {
+        panic!("{model} failed: {violation}");
+    }
+}
+
 #[test]
 fn every_task_runs_once_and_no_worker_stops_while_work_remains() {
-    let (_, outcome) = explore("scheduler, ChildrenFirst", || {
+    every_interleaving_passes("scheduler, ChildrenFirst", || {
         one_execution(Termination::ChildrenFirst)
     });
-    if let Err(violation) = outcome {
-        panic!("the correct scheduler failed: {violation}");
-    }
 }
 
 #[test]
@@ -178,12 +183,9 @@ fn the_model_catches_a_parent_counted_finished_before_its_child_is_pushed() {
 
 #[test]
 fn the_pool_runs_every_task_once_and_its_join_returns() {
-    let (_, outcome) = explore("pool, LookAgainAfterRegistering", || {
+    every_interleaving_passes("pool, LookAgainAfterRegistering", || {
         one_pool_execution(Sleep::LookAgainAfterRegistering)
     });
-    if let Err(violation) = outcome {
-        panic!("the correct pool failed: {violation}");
-    }
 }
 
 /// The planted lost wakeup, explored in this process: run by the test below
