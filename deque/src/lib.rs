@@ -12,6 +12,29 @@
 //! plus bounded workers ([`Worker::new_lifo_bounded`], [`Worker::try_push`])
 //! and a starting capacity ([`Worker::new_lifo_with_capacity`]).
 //!
+//! # Getting it
+//!
+//! chase-lev is not on crates.io yet, so a release is a commit of its
+//! repository, and you pin one. Depend on a clone of the repository by path
+//! (the package is its `deque/` folder), or on the repository by `git`:
+//!
+//! ```toml
+//! [dependencies]
+//! chase-lev = { path = "path/to/chase-lev/deque" }
+//! # or:
+//! # chase-lev = { git = "<url of this repository>", package = "chase-lev", rev = "<commit>" }
+//! ```
+//!
+//! `<url of this repository>` is the address you got the repository from
+//! (`git remote get-url origin` in a clone prints it); `rev` pins a commit;
+//! `package` picks this package out of the repository, which holds several.
+//! Everything these docs call "the repository" is in it:
+//! `tests/downstream-loom`, `VERIFYING.md`, `proofs-notes/`.
+//!
+//! The crate needs Rust 1.82 or later, and `std`: each thread that steals
+//! keeps a hazard record in thread-local storage, and buffers come from the
+//! global allocator.
+//!
 //! # Compatibility with crossbeam-deque 0.8
 //!
 //! Every public item of crossbeam-deque 0.8 ([`Worker`], [`Stealer`],
@@ -80,6 +103,14 @@
 //! assert_eq!(total.load(Ordering::Relaxed), 500_500);
 //! ```
 //!
+//! These threads stop at their first look that finds no task, which is
+//! right only when all the work is there from the start. A pool that is
+//! given work over time puts idle threads to sleep and wakes them for new
+//! tasks, and must not lose a wakeup: the package's example `pool`
+//! (`examples/pool/`, `cargo run -p chase-lev --example pool`) does it,
+//! each step explained, and the repository's `tests/downstream-loom`
+//! model-checks it.
+//!
 //! # Model-checking your scheduler
 //!
 //! Built with `RUSTFLAGS="--cfg chase_lev_loom"` and the feature `loom`,
@@ -95,7 +126,8 @@
 //!
 //! ```toml
 //! [target.'cfg(chase_lev_loom)'.dependencies]
-//! chase-lev = { version = "0.1", features = ["loom"] } # or the path/git of your [dependencies] entry
+//! # the same `path`, or `git` and `rev`, as your [dependencies] entry:
+//! chase-lev = { path = "path/to/chase-lev/deque", features = ["loom"] }
 //! loom = "0.7"
 //!
 //! [lints.rust]
@@ -134,9 +166,20 @@
 //! ```
 //!
 //! The repository's `tests/downstream-loom` is a worked example: a
-//! two-worker scheduler whose loom test passes, and catches a planted bug in
-//! its termination counter. Bound loom's search with `LOOM_MAX_PREEMPTIONS`
-//! when the model's threads spin.
+//! two-worker scheduler and the example pool, whose loom tests pass, and
+//! catch a planted bug each (a termination counter decremented too early, a
+//! lost wakeup).
+//!
+//! Loom runs the model once per interleaving, and their number explodes
+//! with threads and steps. Start with `LOOM_MAX_PREEMPTIONS=2` or `3`: a
+//! bound of *n* skips the interleavings in which threads are switched
+//! against their will more than *n* times, so a bug that needs more
+//! switches goes unseen (the example pool's lost wakeup needs two). Left
+//! unset, loom explores every interleaving; `LOOM_MAX_DURATION=<seconds>`
+//! caps such a run, which then ends unfinished without a failure. The
+//! example pool's model, two workers and two tasks, takes 7,852
+//! interleavings at a bound of 2, 302,383 at 3, and more than a million
+//! without a bound.
 //!
 //! # The injector
 //!
@@ -221,7 +264,11 @@ compile_error!(
 );
 
 // The modules, each using only those declared before it (a reader can take
-// them in this order; tests/linearizability/tests/source_layout.rs checks it).
+// them in this order; tests/linearizability/tests/source_layout.rs checks it),
+// but for `worker`, which builds on `deque` and is declared before it:
+// rustdoc lists a type's impl blocks in the order of the modules that hold
+// them, and `worker` holds `Worker`'s constructors, which a reader of its
+// page looks for first (`deque` holds push and pop).
 //
 // The shim: std, loom or shuttle.
 mod sync;
@@ -238,12 +285,13 @@ mod buffer;
 mod reclamation;
 // The result of a steal.
 mod steal;
+// The owner's handle: constructors, `len`, `capacity` (read it after
+// `deque`, see above).
+mod worker;
 // The Chase-Lev deque: its state, its handles, push, pop and steal.
 mod deque;
 // The thieves' handle: `len`, `is_empty`.
 mod stealer;
-// The owner's handle: constructors, `len`, `capacity`.
-mod worker;
 // Batch steals.
 mod batch;
 // The injector, a FIFO queue for tasks from outside the pool.

@@ -74,23 +74,6 @@ impl<T> Worker<T> {
         Worker::build(Flavor::Lifo, capacity, false, Policy::default())
     }
 
-    /// The former name of [`new_lifo_with_capacity`](Worker::new_lifo_with_capacity),
-    /// kept as an alias: the constructors now name their flavour in one
-    /// pattern for both (`new_lifo`/`new_fifo`, `new_lifo_with_capacity`/
-    /// `new_fifo_with_capacity`, `new_lifo_bounded`/`new_fifo_bounded`).
-    ///
-    /// ```
-    /// # #![allow(deprecated)]
-    /// use chase_lev::Worker;
-    ///
-    /// let worker = Worker::<u32>::with_capacity(1000); // the same as new_lifo_with_capacity(1000)
-    /// assert_eq!(worker.capacity(), 1024);
-    /// ```
-    #[deprecated(note = "use new_lifo_with_capacity")]
-    pub fn with_capacity(capacity: usize) -> Worker<T> {
-        Worker::new_lifo_with_capacity(capacity)
-    }
-
     /// Creates a growable FIFO worker that starts with room for `capacity`
     /// tasks (rounded up to a power of two) and never shrinks below it.
     ///

@@ -92,11 +92,12 @@ impl ModelDeque {
     }
 
     /// Checks `capacity()`: at least `len`; a power of two; a bounded
-    /// worker's never changes ("its buffer never grows"); a
-    /// growable worker's never goes below its initial capacity (documented
-    /// for `with_capacity`, and the design for the default) and never beyond
-    /// the next power of two of the most tasks it held (it grows only to make
-    /// room: a memory bound no document states, but a bug would break).
+    /// worker's never changes ("its buffer never grows"); a growable
+    /// worker's never goes below its initial capacity (documented for
+    /// `new_lifo_with_capacity` and `new_fifo_with_capacity`, and the design
+    /// for the default) and never beyond the next power of two of the most
+    /// tasks it held (it grows only to make room: a memory bound no document
+    /// states, but a bug would break).
     pub fn check_capacity(&self, capacity: usize) -> Result<(), String> {
         if capacity < self.len() {
             return Err(format!("capacity {capacity} is below len {}", self.len()));

@@ -78,7 +78,7 @@ fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
         |scenario, exploration| {
             print_line(scenario, exploration);
             if let Some(failure) = &exploration.failure {
-                println!("    FAILED: {}", failure.violation);
+                println!("    FAILED: {}", on_one_line(&failure.violation));
             }
         },
     );
@@ -104,6 +104,14 @@ fn every_scenario_keeps_every_promise_of_the_correct_deque() -> bool {
         );
     }
     all_passed
+}
+
+/// A violation as one line of the suite's output. Loom's own messages span
+/// lines ("Allocation leaked.\n  Index: 11", a causality violation with a
+/// trailing newline), which would otherwise leave their tails, or a blank
+/// line, on lines of their own between the suite's lines.
+fn on_one_line(violation: &str) -> String {
+    violation.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn print_line(scenario: &Scenario, exploration: &Exploration) {
@@ -137,7 +145,7 @@ fn still_kills(scenario: &str, mutant: Mutant, what_it_means: &str) -> bool {
                 mutant.name(),
                 scenario.name,
                 exploration.interleavings,
-                failure.violation
+                on_one_line(&failure.violation)
             );
             true
         }
@@ -250,7 +258,9 @@ fn the_selected_scenarios_kill(name: &str) -> bool {
         match &exploration.failure {
             Some(failure) => println!(
                 "mutant {name} killed by {} after {} interleavings{cpu}: {}",
-                scenario.name, exploration.interleavings, failure.violation
+                scenario.name,
+                exploration.interleavings,
+                on_one_line(&failure.violation)
             ),
             None => {
                 all_killed = false;

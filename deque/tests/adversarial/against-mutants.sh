@@ -55,8 +55,6 @@ impl<T> Worker<T> {
     pub fn new_lifo() -> Self { Self::make(false, 256, false) }
     pub fn new_fifo() -> Self { Self::make(true, 256, false) }
     pub fn new_lifo_with_capacity(capacity: usize) -> Self { Self::make(false, capacity, false) }
-    /// The deprecated alias, for a suite that still calls it.
-    pub fn with_capacity(capacity: usize) -> Self { Self::new_lifo_with_capacity(capacity) }
     pub fn new_fifo_with_capacity(capacity: usize) -> Self { Self::make(true, capacity, false) }
     pub fn new_lifo_bounded(capacity: usize) -> Self { Self::make(false, capacity, true) }
     pub fn new_fifo_bounded(capacity: usize) -> Self { Self::make(true, capacity, true) }

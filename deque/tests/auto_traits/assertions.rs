@@ -22,19 +22,29 @@ use std::hash::Hash;
 use std::marker::{PhantomData, PhantomPinned};
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
+// The task types are used only inside the assertions' `const _` items,
+// which rustc 1.82 (the crate's minimum) does not count as uses: it would
+// report each type as never used (later releases do not).
+
 /// A plain task: every auto trait.
+#[allow(dead_code)]
 type Plain = u32;
 /// `Send` but not `Sync`, and `UnwindSafe` but not `RefUnwindSafe`
 /// (interior mutability).
+#[allow(dead_code)]
 type SendOnly = Cell<u32>;
 /// Neither `Send` nor `Sync` (a raw pointer inside); both unwind traits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ThreadBound(#[allow(dead_code)] *const u32);
+#[allow(dead_code)]
+struct ThreadBound(*const u32);
 /// `Send` and `Sync`, `RefUnwindSafe` but not `UnwindSafe` (a `&mut`).
-struct NotUnwindSafe(#[allow(dead_code)] PhantomData<&'static mut u32>);
+#[allow(dead_code)]
+struct NotUnwindSafe(PhantomData<&'static mut u32>);
 /// Every auto trait but `Unpin`.
-struct Pinned(#[allow(dead_code)] PhantomPinned);
+#[allow(dead_code)]
+struct Pinned(PhantomPinned);
 /// Every auto trait, and no other trait: not `Clone`, `Debug`, `PartialEq`.
+#[allow(dead_code)]
 struct Bare;
 
 // The task types are what their comments say.

@@ -10,8 +10,17 @@
 //!
 //! [`Termination::ParentFirst`] is a planted bug, selectable by the caller so
 //! that the test can show, on every run, that the model catches it.
+//!
+//! [`pool`] is chase-lev's example pool (`deque/examples/pool/pool.rs`, run
+//! by `cargo run -p chase-lev --example pool`), compiled here from the same
+//! file, so that the pool a user copies is the one the loom test checks:
+//! with an injector, workers that sleep and are woken, and its own planted
+//! bug, a lost wakeup ([`pool::Sleep::WithoutLookingAgain`]).
 
 use chase_lev::{Steal, Stealer, Worker};
+
+#[path = "../../../deque/examples/pool/pool.rs"]
+pub mod pool;
 
 /// The loom convention: the scheduler's own atomics and threads come from
 /// loom under the same cfg that makes chase-lev use loom's.

@@ -3,6 +3,13 @@
 //! and a reader can take the files in `lib.rs`'s order, each built on the
 //! ones already read. (A child module's use of its parent, as the
 //! injector's files use `Injector`, is inside one module and not counted.)
+//!
+//! One module is declared early on purpose, and listed here with the module
+//! it builds on: `worker` holds `Worker`'s constructors, and rustdoc lists a
+//! type's impl blocks in the order of the modules that hold them, so lib.rs
+//! declares it before `deque` (which holds push and pop) for the
+//! constructors to come first on `Worker`'s page. A reader takes it after
+//! `deque`, as lib.rs says.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,6 +88,10 @@ fn named_modules<'a>(code: &str, declared: &'a [String]) -> Vec<&'a str> {
         .collect()
 }
 
+/// (module, a module declared after it that it names): the early
+/// declarations above, each one explained in lib.rs.
+const DECLARED_BEFORE_WHAT_IT_BUILDS_ON: &[(&str, &str)] = &[("worker", "deque")];
+
 #[test]
 fn every_module_names_only_modules_declared_before_it() {
     let lib = std::fs::read_to_string(source_dir().join("lib.rs")).expect("deque/src/lib.rs");
@@ -90,15 +101,27 @@ fn every_module_names_only_modules_declared_before_it() {
         "lib.rs declares too few modules to be read: {declared:?}"
     );
     let mut later_ones: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut early_declarations_seen = Vec::new();
     for (position, module) in declared.iter().enumerate() {
         let code = module_code(module);
         for named in named_modules(&code, &declared) {
             let named_at = declared.iter().position(|m| m == named).expect("declared");
             if named_at >= position && named != module {
-                later_ones.entry(module).or_default().push(named);
+                if DECLARED_BEFORE_WHAT_IT_BUILDS_ON.contains(&(module.as_str(), named)) {
+                    early_declarations_seen.push((module.as_str(), named));
+                } else {
+                    later_ones.entry(module).or_default().push(named);
+                }
             }
         }
     }
+    // An exception that no longer occurs (the module moved, or stopped
+    // naming the other) comes off the list, so that the list says what
+    // lib.rs does.
+    assert_eq!(
+        early_declarations_seen, DECLARED_BEFORE_WHAT_IT_BUILDS_ON,
+        "the modules declared before a module they name are not the ones listed"
+    );
     assert!(
         later_ones.is_empty(),
         "modules naming modules lib.rs declares after them (an import circle, or lib.rs out of \
