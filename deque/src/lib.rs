@@ -39,18 +39,25 @@
 //!
 //! Every public item of crossbeam-deque 0.8 ([`Worker`], [`Stealer`],
 //! [`Injector`], [`Steal`]) is here with the same signature and the same
-//! observable behaviour, checked by test files that run the same assertions
-//! against crossbeam-deque itself and against this crate (the repository's
-//! `tests/crossbeam-compat/`). That includes where batch steals put their
-//! tasks: the destination's owner pops them in the order the victim's owner
-//! would have (oldest first from a FIFO worker or an injector, newest first
-//! from a LIFO worker), and `steal_batch_and_pop` returns the first of that
-//! order. Each type has crossbeam-deque's auto traits and trait impls, no
-//! more and no fewer (`Worker` is `Send` and `UnwindSafe`, `Stealer` `Send`,
-//! `Sync`, `UnwindSafe` and `RefUnwindSafe`, under the same bounds on the
-//! task type), a list checked at compile time against both crates. A project
-//! that uses crossbeam-deque through another crate (rayon) switches with
-//! `[patch.crates-io]`, see the README.
+//! observable behaviour but one, checked by test files that run the same
+//! assertions against crossbeam-deque itself and against this crate (the
+//! repository's `tests/crossbeam-compat/`). That includes where batch steals
+//! put their tasks: the destination's owner pops them in the order the
+//! victim's owner would have (oldest first from a FIFO worker or an
+//! injector, newest first from a LIFO worker), and `steal_batch_and_pop`
+//! returns the first of that order. Each type has crossbeam-deque's auto
+//! traits and trait impls, no more and no fewer (`Worker` is `Send` and
+//! `UnwindSafe`, `Stealer` `Send`, `Sync`, `UnwindSafe` and
+//! `RefUnwindSafe`, under the same bounds on the task type), a list checked
+//! at compile time against both crates. A project that uses crossbeam-deque
+//! through another crate (rayon) switches with `[patch.crates-io]`, see the
+//! README.
+//!
+//! The one difference: [`Injector::steal`] and the injector's batch steals
+//! may return [`Steal::Retry`] where crossbeam-deque's would wait for a push
+//! that has claimed a slot but not yet written its task; that task then
+//! comes later in the FIFO order (see [`Injector::steal`]). A scheduler that
+//! calls again on `Retry`, as crossbeam-deque asks, needs no change.
 //!
 //! Beyond crossbeam-deque: bounded workers ([`Worker::new_lifo_bounded`],
 //! [`Worker::new_fifo_bounded`], [`Worker::try_push`], [`Worker::bound`]), a
