@@ -13,12 +13,13 @@
 //! there, and the latest among those that took a task is the end; a lone
 //! consumer stops at its count; several consumers add their counts to a
 //! shared total on `Empty` once the producers are done, and the one that
-//! completes it reads the clock).
-//! No shared write per task or per `Empty`. The implementations take turns
-//! sample by sample (a warm-up lap first, not kept), the first of each lap
-//! rotating. A sample in which any of its threads had an involuntary
-//! context switch (`getrusage(RUSAGE_THREAD)`, `ru_nivcsw`) is flagged as
-//! preempted.
+//! completes it reads the clock; where threads outnumber cores, a thread
+//! switched out after it took a task, holding none, stops the clock only
+//! when it runs again). No shared write per task or per `Empty`. The
+//! implementations take turns sample by sample (a warm-up lap first, not
+//! kept), the first of each lap rotating. A sample in which any of its
+//! threads had an involuntary context switch (`getrusage(RUSAGE_THREAD)`,
+//! `ru_nivcsw`) is flagged as preempted.
 //!
 //! Each row is framed by its null run: the same threads, gate and clock,
 //! with the queue replaced by a trivially fast one (chunks of the tasks
