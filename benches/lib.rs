@@ -1,12 +1,16 @@
-//! What the comparison bench (`compare/`) and the callgrind workloads
-//! (`examples/owner_paths.rs`) share: the deques behind one interface
-//! ([`contenders`]), the owner-only workloads ([`owner_paths`]), paired
-//! ratios and their verdicts ([`paired`]) and how a thread waits for the
-//! others ([`wait_until`]).
+//! What the comparison bench (`compare/`), the contended bench
+//! (`contended/`) and the callgrind workloads (`examples/owner_paths.rs`)
+//! share: the deques behind one interface ([`contenders`]), the injectors
+//! behind another ([`injectors`]), the owner-only workloads
+//! ([`owner_paths`]), paired ratios and their verdicts ([`paired`]), the
+//! tables they print ([`table`]) and how a thread waits for the others
+//! ([`wait_until`]).
 
 pub mod contenders;
+pub mod injectors;
 pub mod owner_paths;
 pub mod paired;
+pub mod table;
 
 /// Spins briefly, then yields: the machine has two cores and four threads
 /// may be waiting at once. A long spin is worse here: when another user's

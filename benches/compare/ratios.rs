@@ -259,27 +259,5 @@ pub const FIGURE_COLUMNS: [&str; 6] = [
 /// The columns of the targets' verdicts.
 pub const VERDICT_COLUMNS: [&str; 2] = ["met /st3", "met /crossbeam"];
 
-/// Prints one row of a markdown table: the first cell left-aligned, the
-/// others right-aligned, each padded to its column's width.
-pub fn print_row<S: AsRef<str>>(cells: &[S], widths: &[usize]) {
-    let mut line = String::from("|");
-    for (column, (cell, &width)) in cells.iter().zip(widths).enumerate() {
-        let cell = cell.as_ref();
-        if column == 0 {
-            line += &format!(" {cell:<width$} |");
-        } else {
-            line += &format!(" {cell:>width$} |");
-        }
-    }
-    println!("{line}");
-}
-
-/// Prints the line under a table header with these column widths.
-pub fn print_separator(widths: &[usize]) {
-    let mut line = String::from("|");
-    for width in widths {
-        line += &"-".repeat(width + 2);
-        line.push('|');
-    }
-    println!("{line}");
-}
+// The tables' rows, shared with the contended bench.
+pub use chase_lev_bench::table::{print_row, print_separator};
