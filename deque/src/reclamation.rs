@@ -39,13 +39,11 @@
 use core::cell::Cell;
 use core::ptr;
 
-use crossbeam_utils::CachePadded;
-
 use crate::atomic::{fence, AtomicPtr, AtomicU64, Named};
 use crate::buffer::Buffer;
 use crate::policy::{site, Policy};
 use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
-use crate::sync::StdArc;
+use crate::sync::{CachePadded, StdArc};
 
 /// Records per word of a chunk's in-use mask.
 const RECORDS_PER_WORD: usize = 64;

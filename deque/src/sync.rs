@@ -44,6 +44,15 @@ pub(crate) use std::sync::Arc as StdArc;
 #[cfg(chase_lev_genmc)]
 pub(crate) use genmc::{Arc, Arc as StdArc, InitialValue};
 
+/// The padding of the hazard records, a pair of cache lines each:
+/// crossbeam's, except under GenMC, where a record is its fields alone
+/// (padding bytes are memory each execution writes, and a chunk has 64
+/// records).
+#[cfg(not(chase_lev_genmc))]
+pub(crate) use crossbeam_utils::CachePadded;
+#[cfg(chase_lev_genmc)]
+pub(crate) use genmc::Unpadded as CachePadded;
+
 #[cfg(chase_lev_loom)]
 use loom::sync::atomic as backend;
 #[cfg(chase_lev_loom)]
@@ -520,6 +529,23 @@ mod genmc {
     initial_value!([] AtomicU64);
     initial_value!([] AtomicUsize);
     initial_value!([T] AtomicPtr<T>);
+
+    /// `CachePadded`'s interface without its padding.
+    pub(crate) struct Unpadded<T>(T);
+
+    impl<T> Unpadded<T> {
+        pub(crate) fn new(value: T) -> Unpadded<T> {
+            Unpadded(value)
+        }
+    }
+
+    impl<T> core::ops::Deref for Unpadded<T> {
+        type Target = T;
+
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
 
     /// The shared part of an [`Arc`].
     struct Shared<T> {
