@@ -47,9 +47,10 @@ flags="-Zmiri-genmc -Zmiri-genmc-verbose -Zmiri-disable-stacked-borrows"
 if [ -n "$mutant" ]; then
     features=(--no-default-features --features mutants)
     export CHASE_LEV_GENMC_MUTANT=$mutant
-    # Its own target directory, so that a mutant run and a run of the
-    # shipped code can go side by side.
-    export CARGO_TARGET_DIR=$here/target/mutants
+    # A target directory per mutant: cargo-miri keeps the environment of the
+    # build that made the binary and runs it with that one, so a binary
+    # built for another mutant would run that mutant (measured).
+    export CARGO_TARGET_DIR=$here/target/mutant-$mutant
 else
     features=()
     unset CHASE_LEV_GENMC_MUTANT
