@@ -230,6 +230,14 @@ mod logged {
         };
     }
 
+    /// (GenMC build.) The atomic's initial store, as the backend's.
+    #[cfg(chase_lev_genmc)]
+    impl<A: backend::InitialValue> backend::InitialValue for Logged<A> {
+        fn store_initial_value(&self) {
+            self.atomic.store_initial_value();
+        }
+    }
+
     logged!([] backend::AtomicI64, i64);
     logged!([] backend::AtomicU64, u64);
     logged!([] backend::AtomicUsize, usize);

@@ -94,6 +94,16 @@ unsafe impl<T: Send> Send for Inner<T> {}
 unsafe impl<T: Send> Sync for Inner<T> {}
 
 impl<T> Inner<T> {
+    /// (GenMC build.) Gives each atomic its atomic initial store
+    /// (`sync::InitialValue`), once the deque is where it stays.
+    #[cfg(chase_lev_genmc)]
+    pub(crate) fn store_initial_values(&self) {
+        use crate::sync::InitialValue;
+        self.top.store_initial_value();
+        self.bottom.store_initial_value();
+        self.buffer.store_initial_value();
+    }
+
     pub(crate) fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64, policy: Policy) -> Self {
         Inner {
             top: CachePadded::new(AtomicI64::new(first_index).named("top")),

@@ -343,6 +343,18 @@ pub mod hooks {
     pub use crate::sync::before_next_buffer_allocation;
 }
 
+/// (GenMC build only, `--cfg chase_lev_genmc` under Miri.) What a scenario
+/// calls where this GenMC cannot see the crate's own setup and teardown:
+/// `start` before it starts a thread, `end_of_thread` last on each thread
+/// it starts, `Injector::store_initial_values` once its injector is where
+/// it stays.
+#[cfg(chase_lev_genmc)]
+#[doc(hidden)]
+pub mod genmc {
+    pub use crate::reclamation::end_of_thread;
+    pub use crate::reclamation::store_the_registrys_initial_value as start;
+}
+
 #[cfg(chase_lev_mutants)]
 pub use policy::Mutant;
 #[cfg(chase_lev_mutants)]

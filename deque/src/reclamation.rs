@@ -38,14 +38,12 @@
 
 use core::cell::Cell;
 use core::ptr;
-use std::sync::Arc as StdArc;
-
-use crossbeam_utils::CachePadded;
 
 use crate::atomic::{fence, AtomicPtr, AtomicU64, Named};
 use crate::buffer::Buffer;
 use crate::policy::{site, Policy};
 use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
+use crate::sync::{CachePadded, StdArc};
 
 /// Records per word of a chunk's in-use mask.
 const RECORDS_PER_WORD: usize = 64;
@@ -217,6 +215,9 @@ fn publish_chunk(link: &AtomicPtr<Chunk>, words: usize) -> *mut Chunk {
             .collect(),
     }))
     .cast_mut();
+    #[cfg(chase_lev_genmc)]
+    // SAFETY: made just above, not published yet.
+    unsafe { &*new }.store_initial_values();
     // Ordering: Release, so that a thread that loads this pointer reads the
     // chunk's fields as initialised; failure Acquire, as the load of the
     // winner's chunk in `acquire` (proofs-notes/reclamation.md#records).
@@ -233,6 +234,20 @@ fn publish_chunk(link: &AtomicPtr<Chunk>, words: usize) -> *mut Chunk {
 }
 
 impl Chunk {
+    /// (GenMC build.) Gives each atomic of a chunk not yet published its
+    /// atomic initial store (`sync::InitialValue`).
+    #[cfg(chase_lev_genmc)]
+    fn store_initial_values(&self) {
+        use crate::sync::InitialValue;
+        self.in_use
+            .iter()
+            .for_each(InitialValue::store_initial_value);
+        self.next.store_initial_value();
+        for record in self.records.iter() {
+            record.hazard.store_initial_value();
+        }
+    }
+
     /// Claims the lowest free record of this chunk, if any.
     fn claim(&self) -> Option<usize> {
         self.in_use.iter().enumerate().find_map(|(word, mask)| {
@@ -471,6 +486,31 @@ impl ThreadLocal {
             after_record_released: AfterRecordReleased(core::cell::RefCell::new(None)),
         }
     }
+}
+
+/// (GenMC build only.) Gives the registry's atomic its initial store
+/// (`sync::InitialValue`): the scenario calls it first, before it starts a
+/// thread.
+#[cfg(chase_lev_genmc)]
+pub fn store_the_registrys_initial_value() {
+    use crate::sync::InitialValue;
+    registry().first.store_initial_value();
+}
+
+/// (GenMC build only.) What the destructor of this thread's thread-local
+/// would do at the thread's end, which this GenMC cannot run: gives the
+/// thread's hazard record back (the hook of the internal builds runs not).
+/// The scenario calls it last on each thread it starts; the thread must
+/// not use the deque afterwards.
+#[cfg(chase_lev_genmc)]
+pub fn end_of_thread() {
+    RECORD.with(|local| {
+        let record = ThreadRecord {
+            chunk: Cell::new(local.record.chunk.replace(ptr::null())),
+            record: Cell::new(local.record.record.replace(ptr::null())),
+        };
+        drop(record); // `Drop for ThreadRecord` gives it back
+    });
 }
 
 /// This thread's hazard record (claimed at its first steal), or `None`

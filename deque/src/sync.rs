@@ -9,9 +9,19 @@
 //! loom's types, `--cfg chase_lev_shuttle` shuttle's. Nothing else differs
 //! between the builds: the algorithm, its reclamation and its fences are the
 //! same code (no cargo feature selects a backend).
+//!
+//! `--cfg chase_lev_genmc` is the build that Miri's GenMC mode explores
+//! (`model-tests/genmc/`, internal, and only under Miri): std's atomics,
+//! each written once by an atomic store at its final address before any
+//! other thread can read it (this GenMC does not see the plain writes that
+//! initialise an atomic), an `Arc` of its own for the same reason, and
+//! thread-locals without destructors (proofs-notes/limits.md#miris-genmc-mode).
 
 #[cfg(all(chase_lev_loom, chase_lev_shuttle))]
 compile_error!("a build is either a loom build or a shuttle build");
+
+#[cfg(all(chase_lev_genmc, any(chase_lev_loom, chase_lev_shuttle, not(miri))))]
+compile_error!("`--cfg chase_lev_genmc` is the internal build that Miri's GenMC mode runs, alone");
 
 /// The model checker, where one runs the crate: its statics and
 /// thread-locals (`process_static!`, `thread_local_static!`).
@@ -24,8 +34,24 @@ pub(crate) use shuttle as model;
 
 #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
 use std::sync::atomic as backend;
-#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle, chase_lev_genmc)))]
 pub(crate) use std::sync::Arc;
+/// The `Arc` of the hazard registry's chunks, whichever backend runs the
+/// deque (a model's `Arc` has no `into_raw`): std's, or the GenMC build's.
+#[cfg(not(chase_lev_genmc))]
+pub(crate) use std::sync::Arc as StdArc;
+
+#[cfg(chase_lev_genmc)]
+pub(crate) use genmc::{Arc, Arc as StdArc, InitialValue};
+
+/// The padding of the hazard records, a pair of cache lines each:
+/// crossbeam's, except under GenMC, where a record is its fields alone
+/// (padding bytes are memory each execution writes, and a chunk has 64
+/// records).
+#[cfg(not(chase_lev_genmc))]
+pub(crate) use crossbeam_utils::CachePadded;
+#[cfg(chase_lev_genmc)]
+pub(crate) use genmc::Unpadded as CachePadded;
 
 #[cfg(chase_lev_loom)]
 use loom::sync::atomic as backend;
@@ -63,10 +89,11 @@ pub(crate) unsafe fn load_own_store(atomic: &AtomicI64) -> i64 {
 /// Whether loom runs the crate (a user's model, or this repository's).
 pub(crate) const UNDER_LOOM: bool = cfg!(chase_lev_loom);
 
-/// Whether a model checker (loom or shuttle) runs the crate: its models
-/// reach a buffer's or a block's end in a few operations when these are
-/// small (`Worker`'s default capacity, the injector's blocks).
-pub(crate) const UNDER_A_MODEL_CHECKER: bool = cfg!(any(chase_lev_loom, chase_lev_shuttle));
+/// Whether a model checker (loom, shuttle, or Miri's GenMC mode) runs the
+/// crate: its models reach a buffer's or a block's end in a few operations
+/// when these are small (`Worker`'s default capacity, the injector's blocks).
+pub(crate) const UNDER_A_MODEL_CHECKER: bool =
+    cfg!(any(chase_lev_loom, chase_lev_shuttle, chase_lev_genmc));
 
 // ------------------------------------------------------------- slot cells --
 
@@ -274,11 +301,26 @@ macro_rules! process_static {
 /// `thread_local!` of std (with a `const` initializer: made without
 /// allocating, so that code running inside the global allocator can use it,
 /// and with no lazy state to check), of loom or of shuttle.
-#[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+#[cfg(not(any(chase_lev_loom, chase_lev_shuttle, chase_lev_genmc)))]
 macro_rules! thread_local_static {
     ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
         std::thread_local! {
             $vis static $name: $type = const { $init };
+        }
+    };
+}
+
+/// Under GenMC, std's thread-local with no destructor: this GenMC cannot
+/// follow the pthread key std registers for one. What the destructor would
+/// do at a thread's end, a scenario does itself before the thread returns
+/// (`genmc::end_of_thread`); the rest is never dropped
+/// (proofs-notes/limits.md#miris-genmc-mode).
+#[cfg(chase_lev_genmc)]
+macro_rules! thread_local_static {
+    ($vis:vis static $name:ident: $type:ty = const $init:expr;) => {
+        std::thread_local! {
+            $vis static $name: core::mem::ManuallyDrop<$type> =
+                const { core::mem::ManuallyDrop::new($init) };
         }
     };
 }
@@ -437,4 +479,177 @@ pub(crate) fn thread_label() -> Option<String> {
 #[cfg(all(chase_lev_mutants, chase_lev_shuttle))]
 pub(crate) fn thread_label() -> Option<String> {
     Some(format!("{:?}", shuttle::current::me()))
+}
+
+// ------------------------------------------------------------- GenMC build --
+
+/// (GenMC build only.) What the build that Miri's GenMC mode explores needs
+/// beyond std: this GenMC does not see the plain writes that initialise an
+/// atomic (a struct made and then moved into place), and an atomic read of
+/// such a location returns a dummy value. So every atomic gets one atomic
+/// store of its value at its final address, before another thread can read
+/// it ([`InitialValue`]), and the deque's handles share it through an `Arc`
+/// whose count is such an atomic (std's count is written plainly)
+/// (proofs-notes/limits.md#miris-genmc-mode).
+#[cfg(chase_lev_genmc)]
+mod genmc {
+    use core::ptr::NonNull;
+
+    use super::backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+    use super::Ordering::{Acquire, Relaxed, Release};
+
+    /// An atomic whose value was written plainly (made, then moved to where
+    /// it stays): `store_initial_value` writes that value again with an
+    /// atomic store, which GenMC sees.
+    pub(crate) trait InitialValue {
+        /// Stores the atomic's own value into it. Call it at the atomic's
+        /// final address, before any other thread can read it.
+        fn store_initial_value(&self);
+    }
+
+    macro_rules! initial_value {
+        ([$($generic:tt)*] $atomic:ty) => {
+            impl<$($generic)*> InitialValue for $atomic {
+                #[inline(always)]
+                fn store_initial_value(&self) {
+                    // SAFETY: no other thread can see the atomic yet, so a
+                    // plain read of it (served by Miri's memory, which holds
+                    // the value written plainly) races with nothing.
+                    let value = unsafe { self.as_ptr().read() };
+                    // Ordering: Relaxed: the atomic is published to other
+                    // threads later, by the release that publishes what
+                    // holds it (proofs-notes/limits.md#miris-genmc-mode).
+                    self.store(value, Relaxed);
+                }
+            }
+        };
+    }
+
+    initial_value!([] AtomicI64);
+    initial_value!([] AtomicU64);
+    initial_value!([] AtomicUsize);
+    initial_value!([T] AtomicPtr<T>);
+
+    /// `CachePadded`'s interface without its padding.
+    pub(crate) struct Unpadded<T>(T);
+
+    impl<T> Unpadded<T> {
+        pub(crate) fn new(value: T) -> Unpadded<T> {
+            Unpadded(value)
+        }
+    }
+
+    impl<T> core::ops::Deref for Unpadded<T> {
+        type Target = T;
+
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
+
+    /// The shared part of an [`Arc`].
+    struct Shared<T> {
+        count: AtomicUsize,
+        value: T,
+    }
+
+    /// std's `Arc` as far as the deque uses it (`new`, `clone`, `ptr_eq`,
+    /// `Deref`, and for the registry's chunks `into_raw`, `from_raw` and
+    /// `increment_strong_count`), with the same orderings, its count
+    /// stored atomically where it is made.
+    pub(crate) struct Arc<T> {
+        shared: NonNull<Shared<T>>,
+    }
+
+    // SAFETY: as for std's `Arc`: the value is shared between threads and
+    // dropped by whichever handle goes last.
+    unsafe impl<T: Send + Sync> Send for Arc<T> {}
+    // SAFETY: as above.
+    unsafe impl<T: Send + Sync> Sync for Arc<T> {}
+
+    impl<T> Arc<T> {
+        pub(crate) fn new(value: T) -> Arc<T> {
+            let shared = Box::new(Shared {
+                count: AtomicUsize::new(1),
+                value,
+            });
+            shared.count.store_initial_value();
+            Arc {
+                shared: NonNull::from(Box::leak(shared)),
+            }
+        }
+
+        #[allow(dead_code)] // the batch steal's check of its destination
+        pub(crate) fn ptr_eq(this: &Arc<T>, other: &Arc<T>) -> bool {
+            this.shared == other.shared
+        }
+
+        pub(crate) fn into_raw(this: Arc<T>) -> *const T {
+            let this = core::mem::ManuallyDrop::new(this);
+            // SAFETY: the shared part lives while this count is held.
+            unsafe { core::ptr::addr_of!((*this.shared.as_ptr()).value) }
+        }
+
+        /// # Safety
+        /// `value` came from `into_raw`, whose count the caller gives back.
+        pub(crate) unsafe fn from_raw(value: *const T) -> Arc<T> {
+            let offset = core::mem::offset_of!(Shared<T>, value);
+            // SAFETY: by the caller, `value` is the `value` field of a
+            // `Shared<T>` made by `new`.
+            let shared = unsafe { value.cast::<u8>().sub(offset) }
+                .cast::<Shared<T>>()
+                .cast_mut();
+            Arc {
+                // SAFETY: derived from a non-null pointer of `new`.
+                shared: unsafe { NonNull::new_unchecked(shared) },
+            }
+        }
+
+        /// # Safety
+        /// `value` came from `into_raw`, and that count is still held.
+        pub(crate) unsafe fn increment_strong_count(value: *const T) {
+            // SAFETY: forwarded from the caller.
+            let this = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(value) });
+            core::mem::forget(Arc::clone(&this));
+        }
+
+        fn shared(&self) -> &Shared<T> {
+            // SAFETY: alive while this handle counts.
+            unsafe { self.shared.as_ref() }
+        }
+    }
+
+    impl<T> Clone for Arc<T> {
+        fn clone(&self) -> Arc<T> {
+            // Ordering: Relaxed, as std's `Arc::clone`: a new count comes
+            // from one held (proofs-notes/limits.md#miris-genmc-mode).
+            self.shared().count.fetch_add(1, Relaxed);
+            Arc {
+                shared: self.shared,
+            }
+        }
+    }
+
+    impl<T> core::ops::Deref for Arc<T> {
+        type Target = T;
+
+        fn deref(&self) -> &T {
+            &self.shared().value
+        }
+    }
+
+    impl<T> Drop for Arc<T> {
+        fn drop(&mut self) {
+            // Ordering: Release, then an Acquire fence for the last handle,
+            // as std's `Arc::drop`: every use of the value by any handle
+            // happens before its drop (proofs-notes/limits.md#miris-genmc-mode).
+            if self.shared().count.fetch_sub(1, Release) != 1 {
+                return;
+            }
+            // Ordering: as above (proofs-notes/limits.md#miris-genmc-mode).
+            fence(Acquire);
+            // SAFETY: the last handle: the box made by `new` is ours.
+            drop(unsafe { Box::from_raw(self.shared.as_ptr()) });
+        }
+    }
 }

@@ -168,6 +168,8 @@ impl<T> Worker<T> {
         let end = buffer.end();
         let limit = if bounded { capacity as i64 } else { i64::MAX };
         let inner = Arc::new(Inner::new(flavor, buffer, first_index, policy));
+        #[cfg(chase_lev_genmc)]
+        inner.store_initial_values();
         // Ordering: Relaxed: the deque was created on this thread just above,
         // so there is nothing to synchronize with; from here on the owner keeps
         // the pointer itself

@@ -1,6 +1,7 @@
-//! The build script of the four internal builds of the deque source
+//! The build script of the internal builds of the deque source
 //! (`chase-lev-loom`, `chase-lev-loom-mutants`, `chase-lev-shuttle`,
-//! `chase-lev-mutants`): sets the cfgs that make each one a model or mutant
+//! `chase-lev-mutants`, and under model-tests/genmc/ `chase-lev-genmc` and
+//! `chase-lev-genmc-mutants`): sets the cfgs that make each one a model or mutant
 //! build. They are set here, for these packages only, never by a cargo
 //! feature. For the mutant builds it also reads the one table of mutants,
 //! `model-tests/mutants.md`, and generates from it
@@ -26,6 +27,12 @@ fn main() {
         Ok("chase-lev-loom-mutants") => &["chase_lev_loom", "chase_lev_mutants", "chase_lev_hooks"],
         Ok("chase-lev-shuttle") => &["chase_lev_shuttle", "chase_lev_mutants", "chase_lev_hooks"],
         Ok("chase-lev-mutants") => &["chase_lev_mutants", "chase_lev_hooks"],
+        // The builds that Miri's GenMC mode explores (model-tests/genmc/, a
+        // workspace of their own).
+        Ok("chase-lev-genmc") => &["chase_lev_genmc", "chase_lev_hooks"],
+        Ok("chase-lev-genmc-mutants") => {
+            &["chase_lev_genmc", "chase_lev_mutants", "chase_lev_hooks"]
+        }
         other => panic!("model-tests/builds/build.rs used by an unexpected package: {other:?}"),
     };
     for cfg in cfgs {

@@ -223,7 +223,26 @@ impl<T> Block<T> {
         // allocation's start is set.
         // SAFETY: in bounds and aligned, as above; not published yet.
         unsafe { core::ptr::addr_of_mut!((*block).allocation).write(allocation) };
+        #[cfg(chase_lev_genmc)]
+        // SAFETY: a valid block (all zeroes), not published yet.
+        unsafe { &*block }.store_initial_values();
         block
+    }
+
+    /// (GenMC build.) Gives each atomic of a block not yet published its
+    /// atomic initial store (`sync::InitialValue`): zeroed memory is no
+    /// store this GenMC sees.
+    #[cfg(chase_lev_genmc)]
+    fn store_initial_values(&self) {
+        use crate::sync::InitialValue;
+        self.next.store_initial_value();
+        self.tickets
+            .iter()
+            .for_each(InitialValue::store_initial_value);
+        self.released.store_initial_value();
+        for slot in &self.slots {
+            slot.state.store_initial_value();
+        }
     }
 
     /// The layout of the allocation a block is carved from (see `new`).

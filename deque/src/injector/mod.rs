@@ -176,6 +176,19 @@ impl<T> Injector<T> {
         }
     }
 
+    /// (GenMC build only.) Gives the cursors' atomics their atomic initial
+    /// stores (`sync::InitialValue`): a scenario calls it once the injector
+    /// is where it stays, before another thread can see it.
+    #[cfg(chase_lev_genmc)]
+    #[doc(hidden)]
+    pub fn store_initial_values(&self) {
+        use crate::sync::InitialValue;
+        for cursor in [&self.head, &self.tail] {
+            cursor.index.store_initial_value();
+            cursor.block.store_initial_value();
+        }
+    }
+
     /// Pushes a task at the back of the queue.
     ///
     /// ```

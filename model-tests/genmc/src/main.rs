@@ -1,0 +1,659 @@
+//! The scenarios that Miri's GenMC mode explores on the deque as it ships:
+//! every execution that RC11 allows (every interleaving, and every store
+//! each weak load may read), on the compiled crate, with Miri's checks for
+//! undefined behaviour, data races, reads of freed memory and leaks in each.
+//!
+//! `cargo miri run -- NAME` (with the flags of `run.sh`) runs one scenario;
+//! without a name it lists them. Each starts its threads with pthreads (this
+//! GenMC cannot run `std::thread`), makes every loop bounded, and checks,
+//! once every thread is joined, that each task pushed was taken exactly
+//! once (by a pop, a steal, a batch, or by the main thread draining what is
+//! left); the tasks are boxes, so a task taken twice is also freed twice,
+//! and one never taken, never dropped, is a leak Miri reports.
+//!
+//! With the feature `mutants` the scenarios run on the mutant build, with
+//! the mutant named by `CHASE_LEV_GENMC_MUTANT` when they were compiled
+//! (`run.sh --mutant NAME`).
+#![no_main]
+
+use core::ffi::{c_void, CStr};
+use std::rc::Rc;
+
+#[cfg(not(feature = "mutants"))]
+use chase_lev_genmc as chase_lev;
+#[cfg(feature = "mutants")]
+use chase_lev_genmc_mutants as chase_lev;
+
+use chase_lev::{Injector, Steal, Stealer, Worker};
+
+/// A task: a box, so that a task taken twice is freed twice and one lost is
+/// a leak.
+type Task = Box<u64>;
+
+// ----------------------------------------------------------------- checks --
+
+/// Writes `message` to stderr and aborts: the execution fails, and GenMC
+/// stops with it. (Neither `panic!` nor `eprintln!`: std's statics behind
+/// them read back as this GenMC's dummy value.)
+fn fail(message: &str) -> ! {
+    let line = format!("genmc scenario failed: {message}\n");
+    // SAFETY: a buffer of `line.len()` bytes.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    std::process::abort()
+}
+
+/// Checks that `taken` holds each of the tasks `1..=pushed` exactly once.
+fn each_taken_once(pushed: u64, taken: Vec<Task>) {
+    let mut seen = vec![0u32; pushed as usize + 1];
+    for task in &taken {
+        match seen.get_mut(**task as usize) {
+            Some(count) if **task != 0 => *count += 1,
+            _ => fail(&format!(
+                "a task that was never pushed was taken: {}",
+                **task
+            )),
+        }
+    }
+    for (task, &count) in seen.iter().enumerate().skip(1) {
+        if count != 1 {
+            fail(&format!("task {task} was taken {count} times"));
+        }
+    }
+    drop(taken);
+}
+
+// ---------------------------------------------------------------- threads --
+
+/// A thread's work, then the result it left.
+type Slot<R> = (Option<Box<dyn FnOnce() -> R>>, Option<R>);
+
+/// A thread started with `pthread_create`, and the result its closure left.
+struct Thread<R> {
+    id: libc::pthread_t,
+    slot: *mut Slot<R>,
+}
+
+/// Starts a thread running `work`, which then gives its hazard record back
+/// (`chase_lev::genmc::end_of_thread`: its thread-local has no destructor
+/// under this GenMC). The caller joins it before anything `work` borrows
+/// goes.
+fn spawn<R: 'static>(work: impl FnOnce() -> R + 'static) -> Thread<R> {
+    extern "C" fn run<R>(slot: *mut c_void) -> *mut c_void {
+        // SAFETY: `spawn` passes its slot, which outlives the thread.
+        let slot = unsafe { &mut *slot.cast::<Slot<R>>() };
+        let work = slot.0.take().expect("the work, once");
+        slot.1 = Some(work());
+        chase_lev::genmc::end_of_thread();
+        core::ptr::null_mut()
+    }
+    let work: Box<dyn FnOnce() -> R> = Box::new(work);
+    let slot = Box::into_raw(Box::new((Some(work), None)));
+    let mut id: libc::pthread_t = 0;
+    // SAFETY: `run::<R>` takes the slot made for it just above.
+    if unsafe { libc::pthread_create(&mut id, core::ptr::null(), run::<R>, slot.cast()) } != 0 {
+        fail("pthread_create");
+    }
+    Thread { id, slot }
+}
+
+impl<R> Thread<R> {
+    fn join(self) -> R {
+        // SAFETY: a thread of `spawn`, joined once.
+        if unsafe { libc::pthread_join(self.id, core::ptr::null_mut()) } != 0 {
+            fail("pthread_join");
+        }
+        // SAFETY: the thread is done with its slot.
+        let slot = unsafe { Box::from_raw(self.slot) };
+        slot.1.expect("the thread's result")
+    }
+}
+
+/// A reference to share with the threads a scenario joins before the
+/// referent goes (an injector, which must stay where its atomics got their
+/// initial stores).
+struct Shared<T>(*const T);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Shared<T> {
+        Shared(self.0)
+    }
+}
+
+impl<T> Shared<T> {
+    fn get(&self) -> &T {
+        // SAFETY: the scenario keeps the referent until it has joined every
+        // thread holding a copy.
+        unsafe { &*self.0 }
+    }
+}
+
+// ------------------------------------------------------------------ deques --
+
+/// The mutant this build plants: the one named by `CHASE_LEV_GENMC_MUTANT`
+/// when it was compiled (none in the shipped build).
+#[cfg(feature = "mutants")]
+fn mutant() -> Option<chase_lev::Mutant> {
+    let name = option_env!("CHASE_LEV_GENMC_MUTANT")?;
+    Some(chase_lev::Mutant::from_name(name).unwrap_or_else(|| fail("no such mutant")))
+}
+
+/// A growable worker of `capacity` slots.
+fn worker(fifo: bool, capacity: usize) -> Worker<Task> {
+    #[cfg(not(feature = "mutants"))]
+    return if fifo {
+        Worker::new_fifo_with_capacity(capacity)
+    } else {
+        Worker::new_lifo_with_capacity(capacity)
+    };
+    #[cfg(feature = "mutants")]
+    return Worker::new_mutant(fifo, capacity, false, mutant());
+}
+
+/// An empty injector, where it stays, its atomics given their initial stores.
+fn injector() -> Box<Injector<Task>> {
+    #[cfg(not(feature = "mutants"))]
+    let injector = Box::new(Injector::new());
+    #[cfg(feature = "mutants")]
+    let injector = Box::new(Injector::new_mutant(mutant()));
+    injector.store_initial_values();
+    injector
+}
+
+fn push(worker: &Worker<Task>, task: u64) {
+    worker.push(Box::new(task));
+}
+
+/// The owner's pop, its task (if any) added to `taken`.
+fn pop(worker: &Worker<Task>, taken: &mut Vec<Task>) {
+    taken.extend(worker.pop());
+}
+
+/// Every task left in `worker`, popped (at most `bound` of them).
+fn drain(worker: &Worker<Task>, taken: &mut Vec<Task>, bound: usize) {
+    for _ in 0..bound {
+        match worker.pop() {
+            Some(task) => taken.push(task),
+            None => return,
+        }
+    }
+    if !worker.is_empty() {
+        fail("more tasks left than were pushed");
+    }
+}
+
+/// One steal; a `Retry` takes nothing (the loop a scheduler would make is
+/// not run: every loop of a scenario is bounded).
+fn steal(stealer: &Stealer<Task>) -> Vec<Task> {
+    match stealer.steal() {
+        Steal::Success(task) => vec![task],
+        Steal::Empty | Steal::Retry => Vec::new(),
+    }
+}
+
+/// A thief that steals `times` times.
+fn thief(stealer: Stealer<Task>, times: usize) -> Thread<Vec<Task>> {
+    spawn(move || (0..times).flat_map(|_| steal(&stealer)).collect())
+}
+
+/// A thief that steals a batch into a worker of its own (and, with
+/// `and_pop`, takes one task of it at once), then drains that worker.
+fn batch_thief(stealer: Stealer<Task>, fifo: bool, and_pop: bool) -> Thread<Vec<Task>> {
+    spawn(move || {
+        let destination = worker(fifo, 4);
+        let mut taken = Vec::new();
+        if and_pop {
+            if let Steal::Success(task) = stealer.steal_batch_and_pop(&destination) {
+                taken.push(task);
+            }
+        } else {
+            let _ = stealer.steal_batch(&destination);
+        }
+        drain(&destination, &mut taken, 8);
+        taken
+    })
+}
+
+/// Joins `threads`, drains the owner's deque, drops it, and checks that
+/// tasks `1..=pushed` were each taken once.
+fn finish(owner: Worker<Task>, mut taken: Vec<Task>, pushed: u64, threads: Vec<Thread<Vec<Task>>>) {
+    for thread in threads {
+        taken.extend(thread.join());
+    }
+    drain(&owner, &mut taken, pushed as usize);
+    drop(owner);
+    each_taken_once(pushed, taken);
+}
+
+// -------------------------------------------------------------- scenarios --
+
+/// Around the last task: tasks 1 and 2 are in the deque before the thief
+/// starts; the owner pops twice while the thief steals twice (the take
+/// fence against the steal fence: `take-fence`, `steal-fence`).
+fn prefilled_pop_pop_against_steal_steal() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    push(&owner, 2);
+    let thief = thief(owner.stealer(), 2);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 2, vec![thief]);
+}
+
+/// The smallest: the owner pushes 2 and pops 1 while a thief steals once
+/// (the pushes race the steal too: the push's release fence).
+fn push_push_pop_against_a_steal() {
+    let owner = worker(false, 4);
+    let thief = thief(owner.stealer(), 1);
+    push(&owner, 1);
+    push(&owner, 2);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    finish(owner, taken, 2, vec![thief]);
+}
+
+/// The pushes race the steals, then the owner pops twice.
+fn push_push_pop_pop_against_steal_steal() {
+    let owner = worker(false, 4);
+    let thief = thief(owner.stealer(), 2);
+    push(&owner, 1);
+    push(&owner, 2);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 2, vec![thief]);
+}
+
+/// One task, which the owner's CAS-only pop and a thief's steal race for.
+fn one_task_pop_pop_against_a_steal() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    let thief = thief(owner.stealer(), 1);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 1, vec![thief]);
+}
+
+/// Capacity 1: the second push grows the deque (copy, publish, retire the
+/// old buffer, scan the hazard slots, free it unless held) while a thief
+/// steals twice: a free the thief can still read is a use after free that
+/// Miri reports.
+fn grow_while_a_thief_steals_twice() {
+    let owner = worker(false, 1);
+    let thief = thief(owner.stealer(), 2);
+    push(&owner, 1);
+    push(&owner, 2);
+    finish(owner, Vec::new(), 2, vec![thief]);
+}
+
+/// Capacity 2: the third push grows while the thief steals; then the owner
+/// pops twice.
+fn grow_while_a_thief_steals() {
+    let owner = worker(false, 2);
+    let thief = thief(owner.stealer(), 1);
+    push(&owner, 1);
+    push(&owner, 2);
+    push(&owner, 3);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 3, vec![thief]);
+}
+
+/// Before the thief starts, the owner grows a 1-slot deque to 8 slots and
+/// pops it down to one task with the shrink credit one short; then its push
+/// and pop shrink the buffer (copy, publish, retire) while the thief steals
+/// task 1, possibly through the old buffer (the shape of CVE-2021-32810).
+fn shrink_and_retire_while_a_thief_steals() {
+    let owner = worker(false, 1);
+    let mut taken = Vec::new();
+    for task in 1..=5 {
+        push(&owner, task);
+    }
+    for _ in 0..4 {
+        pop(&owner, &mut taken); // 5, 4, 3, 2: one task left, shrink credit 1
+    }
+    push(&owner, 6);
+    pop(&owner, &mut taken);
+    push(&owner, 7);
+    pop(&owner, &mut taken); // shrink credit 3 of 4
+    if owner.capacity() != 8 || owner.len() != 1 {
+        fail("the owner is not at 8 slots with one task before the thief starts");
+    }
+    let thief = thief(owner.stealer(), 1);
+    push(&owner, 8);
+    pop(&owner, &mut taken); // the shrink, unless the thief emptied the deque first
+    pop(&owner, &mut taken);
+    finish(owner, taken, 8, vec![thief]);
+}
+
+/// A LIFO owner with tasks 1 to 3 pops twice while a thief steals a batch
+/// (each task of a LIFO batch is claimed by its own CAS).
+fn lifo_steal_batch_against_pop_pop() {
+    let owner = worker(false, 4);
+    for task in 1..=3 {
+        push(&owner, task);
+    }
+    let thief = batch_thief(owner.stealer(), false, false);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 3, vec![thief]);
+}
+
+/// A FIFO owner with tasks 1 to 3 pops twice while a thief steals a batch
+/// and takes its first task (one CAS claims the whole FIFO batch).
+fn fifo_steal_batch_and_pop_against_pop_pop() {
+    let owner = worker(true, 4);
+    for task in 1..=3 {
+        push(&owner, task);
+    }
+    let thief = batch_thief(owner.stealer(), true, true);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 3, vec![thief]);
+}
+
+/// Tasks 1 and 2; the owner pops twice while two thieves steal once each.
+fn pop_pop_against_two_thieves() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    push(&owner, 2);
+    let first = thief(owner.stealer(), 1);
+    let second = thief(owner.stealer(), 1);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 2, vec![first, second]);
+}
+
+/// Two thieves, and an owner that grows a 1-slot deque twice: thief 1 may
+/// hold the first buffer and thief 2 the second when the owner retires the
+/// second, so its scan must keep both.
+fn owner_changes_buffer_twice_while_two_thieves_hold_slots() {
+    let owner = worker(false, 1);
+    push(&owner, 1);
+    let first = thief(owner.stealer(), 1);
+    let second = thief(owner.stealer(), 1);
+    push(&owner, 2); // grows to 2 slots, retires the first buffer
+    push(&owner, 3); // grows to 4 slots, retires the second
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    finish(owner, taken, 3, vec![first, second]);
+}
+
+/// The goal of the GenMC suite: an owner doing six operations, a grow and
+/// a retire among them, against two thieves, explored to the end.
+fn six_owner_operations_with_a_grow_against_two_thieves() {
+    let owner = worker(false, 2);
+    push(&owner, 1);
+    let first = thief(owner.stealer(), 1);
+    let second = thief(owner.stealer(), 1);
+    let mut taken = Vec::new();
+    push(&owner, 2);
+    push(&owner, 3); // grows to 4 slots, retires the first buffer
+    pop(&owner, &mut taken);
+    push(&owner, 4);
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 4, vec![first, second]);
+}
+
+/// The owner fills a 4-slot lap; the allocation of the next buffer runs the
+/// owner's push of task 6 (a global allocator that hands work to its own
+/// thread's deque, modelled by the internal builds' allocation hook), while
+/// a thief steals. The nested push changes the buffer itself; the outer one
+/// must push into the deque as it is now.
+fn owner_push_nested_in_the_allocation_of_a_grow() {
+    let owner = Rc::new(worker(false, 4));
+    for task in 1..=4 {
+        push(&owner, task);
+    }
+    let thief = thief(owner.stealer(), 1);
+    let nested = Rc::clone(&owner);
+    chase_lev::hooks::before_next_buffer_allocation(move || push(&nested, 6));
+    push(&owner, 5); // the end of the lap: its allocation pushes task 6
+    let owner = Rc::into_inner(owner).unwrap_or_else(|| fail("the nested push did not run"));
+    finish(owner, Vec::new(), 6, vec![thief]);
+}
+
+/// Two pushers race at an injector's block end (three slots a block under
+/// a model checker): one claims the block's last slot and installs the next
+/// block, the other pushes into the new one, and a steal that finds a slot
+/// claimed but not yet written abandons it (the push then pushes again);
+/// meanwhile the main thread steals twice.
+fn injector_pushes_race_across_a_block_end() {
+    let queue = injector();
+    queue.push(Box::new(1));
+    queue.push(Box::new(2));
+    let shared = Shared(&*queue as *const Injector<Task>);
+    let pushers: Vec<Thread<Vec<Task>>> = [3, 4]
+        .into_iter()
+        .map(|task| {
+            let shared = shared.clone();
+            spawn(move || {
+                shared.get().push(Box::new(task));
+                Vec::new()
+            })
+        })
+        .collect();
+    let mut taken = Vec::new();
+    for _ in 0..2 {
+        if let Steal::Success(task) = queue.steal() {
+            taken.push(task);
+        }
+    }
+    for thread in pushers {
+        taken.extend(thread.join());
+    }
+    for _ in 0..8 {
+        match queue.steal() {
+            Steal::Success(task) => taken.push(task),
+            Steal::Empty => break,
+            Steal::Retry => {}
+        }
+    }
+    if !queue.is_empty() {
+        fail("the injector still holds tasks after the drain");
+    }
+    drop(queue);
+    each_taken_once(4, taken);
+}
+
+/// Tasks 1 to 3 fill the first block, task 4 starts the second; a thief
+/// and the main thread steal twice each: whoever takes task 3 moves the
+/// head on and frees the first block, possibly while the other still reads
+/// it (the free is then handed to that reader).
+fn injector_steals_across_a_block_end_free_the_old_block() {
+    let queue = injector();
+    for task in 1..=4 {
+        queue.push(Box::new(task));
+    }
+    let shared = Shared(&*queue as *const Injector<Task>);
+    let thief = spawn(move || {
+        let mut taken = Vec::new();
+        for _ in 0..2 {
+            if let Steal::Success(task) = shared.get().steal() {
+                taken.push(task);
+            }
+        }
+        taken
+    });
+    let mut taken = Vec::new();
+    for _ in 0..2 {
+        if let Steal::Success(task) = queue.steal() {
+            taken.push(task);
+        }
+    }
+    taken.extend(thief.join());
+    for _ in 0..8 {
+        match queue.steal() {
+            Steal::Success(task) => taken.push(task),
+            Steal::Empty => break,
+            Steal::Retry => {}
+        }
+    }
+    drop(queue);
+    each_taken_once(4, taken);
+}
+
+/// Push a task and pop it back, three times, on a buffer of one slot: the
+/// second and third pushes move to a new lap, retire the old buffer (kept as
+/// a spare only if no thief holds it) and reuse it, while a thief that
+/// started after the first push steals once (the retire's fence against the
+/// steal's: `retire-fence`).
+fn push_pop_three_laps_reusing_a_buffer_against_a_steal() {
+    let owner = worker(false, 1);
+    push(&owner, 1);
+    let thief = thief(owner.stealer(), 1);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    for task in 2..=3 {
+        push(&owner, task);
+        pop(&owner, &mut taken);
+    }
+    finish(owner, taken, 3, vec![thief]);
+}
+
+/// The owner steals a batch from a second deque (filled by itself) into its
+/// own while a thief steals from the owner's deque: the batch publishes the
+/// owner's new `bottom` as a push does, so a thief that sees it sees the
+/// copied task, or its read of the slot races the copy's write
+/// (`batch-publish-fence`).
+fn thief_of_the_destination_sees_the_batch() {
+    let owner = worker(false, 4);
+    let thief = thief(owner.stealer(), 1);
+    let victim = worker(false, 4);
+    push(&victim, 1);
+    push(&victim, 2);
+    let _ = victim.stealer().steal_batch(&owner);
+    let mut taken = Vec::new();
+    drain(&victim, &mut taken, 2);
+    drop(victim);
+    finish(owner, taken, 2, vec![thief]);
+}
+
+/// A client's store-buffering handshake: the main thread pushes, then,
+/// behind a SeqCst fence, reads a flag; the thief sets the flag and steals.
+/// They cannot both miss each other (the injector's steal fence:
+/// `injector-steal-fence`).
+fn injector_steal_that_misses_a_push_is_seen_by_the_pusher() {
+    use std::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
+    let queue = injector();
+    let flag = Box::new(AtomicBool::new(false));
+    flag.store(false, Relaxed); // its initial store, where it stays
+    let shared = Shared(&*queue as *const Injector<Task>);
+    let flag_shared = Shared(&*flag as *const AtomicBool);
+    let thief = spawn(move || {
+        flag_shared.get().store(true, Relaxed);
+        match shared.get().steal() {
+            Steal::Success(task) => vec![task],
+            Steal::Empty | Steal::Retry => Vec::new(),
+        }
+    });
+    queue.push(Box::new(1));
+    fence(SeqCst);
+    let pusher_saw_the_flag = flag.load(Relaxed);
+    let mut taken = thief.join();
+    if !pusher_saw_the_flag && taken.is_empty() {
+        fail("the pusher missed the thief's flag and the thief's steal missed the push");
+    }
+    for _ in 0..4 {
+        match queue.steal() {
+            Steal::Success(task) => taken.push(task),
+            Steal::Empty => break,
+            Steal::Retry => {}
+        }
+    }
+    drop(queue);
+    each_taken_once(1, taken);
+}
+
+/// Every scenario, by name.
+const SCENARIOS: &[(&str, fn())] = &[
+    (
+        "push_push_pop_against_a_steal",
+        push_push_pop_against_a_steal,
+    ),
+    (
+        "prefilled_pop_pop_against_steal_steal",
+        prefilled_pop_pop_against_steal_steal,
+    ),
+    (
+        "push_push_pop_pop_against_steal_steal",
+        push_push_pop_pop_against_steal_steal,
+    ),
+    (
+        "one_task_pop_pop_against_a_steal",
+        one_task_pop_pop_against_a_steal,
+    ),
+    (
+        "push_pop_three_laps_reusing_a_buffer_against_a_steal",
+        push_pop_three_laps_reusing_a_buffer_against_a_steal,
+    ),
+    (
+        "thief_of_the_destination_sees_the_batch",
+        thief_of_the_destination_sees_the_batch,
+    ),
+    ("grow_while_a_thief_steals", grow_while_a_thief_steals),
+    (
+        "grow_while_a_thief_steals_twice",
+        grow_while_a_thief_steals_twice,
+    ),
+    (
+        "shrink_and_retire_while_a_thief_steals",
+        shrink_and_retire_while_a_thief_steals,
+    ),
+    (
+        "lifo_steal_batch_against_pop_pop",
+        lifo_steal_batch_against_pop_pop,
+    ),
+    (
+        "fifo_steal_batch_and_pop_against_pop_pop",
+        fifo_steal_batch_and_pop_against_pop_pop,
+    ),
+    ("pop_pop_against_two_thieves", pop_pop_against_two_thieves),
+    (
+        "owner_changes_buffer_twice_while_two_thieves_hold_slots",
+        owner_changes_buffer_twice_while_two_thieves_hold_slots,
+    ),
+    (
+        "six_owner_operations_with_a_grow_against_two_thieves",
+        six_owner_operations_with_a_grow_against_two_thieves,
+    ),
+    (
+        "owner_push_nested_in_the_allocation_of_a_grow",
+        owner_push_nested_in_the_allocation_of_a_grow,
+    ),
+    (
+        "injector_pushes_race_across_a_block_end",
+        injector_pushes_race_across_a_block_end,
+    ),
+    (
+        "injector_steals_across_a_block_end_free_the_old_block",
+        injector_steals_across_a_block_end_free_the_old_block,
+    ),
+    (
+        "injector_steal_that_misses_a_push_is_seen_by_the_pusher",
+        injector_steal_that_misses_a_push_is_seen_by_the_pusher,
+    ),
+];
+
+#[unsafe(no_mangle)]
+fn miri_start(argc: isize, argv: *const *const u8) -> isize {
+    let name = (argc > 1).then(|| {
+        // SAFETY: Miri passes `argc` C strings.
+        unsafe { CStr::from_ptr((*argv.add(1)).cast()) }
+            .to_str()
+            .unwrap_or_else(|_| fail("a scenario name in UTF-8"))
+    });
+    let Some(&(_, scenario)) = SCENARIOS.iter().find(|(known, _)| Some(*known) == name) else {
+        let names: Vec<&str> = SCENARIOS.iter().map(|(name, _)| *name).collect();
+        fail(&format!("name a scenario: {}", names.join(" ")));
+    };
+    chase_lev::genmc::start();
+    scenario();
+    0
+}
