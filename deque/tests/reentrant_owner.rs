@@ -298,7 +298,8 @@ fn push_n(subject: &Subject, count: usize) {
     }
 }
 
-/// 8 slots, full: the next push grows to 16.
+/// 8 slots, full: the next push grows to 16, and so does a batch of 4 from
+/// the victim.
 fn full_of_eight(worker: Worker<Task>) -> Subject {
     let subject = Subject::new(worker);
     push_n(&subject, 8);
@@ -342,18 +343,8 @@ fn one_pop_from_a_shrink(worker: Worker<Task>) -> Subject {
     subject
 }
 
-/// A destination of 8 slots, full, and a victim with tasks: a batch steal
-/// into it grows it to 16.
-fn full_destination(worker: Worker<Task>) -> Subject {
-    full_of_eight(worker)
-}
-
-/// As `full_destination`, with two spare 8-slot buffers that the grow frees.
-fn full_destination_with_spares(worker: Worker<Task>) -> Subject {
-    full_with_spares(worker)
-}
-
-/// The same destination, with tasks in the injector to batch-steal.
+/// A full 8-slot destination (`full_of_eight`), with tasks in the injector to
+/// batch-steal.
 fn full_destination_and_injector(worker: Worker<Task>) -> Subject {
     let subject = full_of_eight(worker);
     for _ in 0..16 {
@@ -442,7 +433,7 @@ fn points() -> Vec<Point> {
     ));
     points.extend(flavours!(
         "Stealer::steal_batch grows its destination: the allocation",
-        full_destination,
+        full_of_eight,
         Alloc,
         Size::Slots(16),
         |s| {
@@ -452,14 +443,14 @@ fn points() -> Vec<Point> {
     ));
     points.extend(flavours!(
         "Stealer::steal_batch_and_pop grows its destination: the allocation",
-        full_destination,
+        full_of_eight,
         Alloc,
         Size::Slots(16),
         |s| took_stolen(s.victim_stealer.steal_batch_and_pop(&s.worker))
     ));
     points.extend(flavours!(
         "Stealer::steal_batch grows its destination: the free of the spares",
-        full_destination_with_spares,
+        full_with_spares,
         Free,
         Size::Slots(8),
         |s| {
@@ -652,7 +643,7 @@ fn main() {
         ),
         (
             "a batch steal with a zero limit panics",
-            || full_destination(lifo(8)),
+            || full_of_eight(lifo(8)),
             |s| {
                 let _ = s.victim_stealer.steal_batch_with_limit(&s.worker, 0);
             },
