@@ -10,8 +10,10 @@ use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::Stealer;
 use crate::deque::Worker;
 use crate::deque::{add_index, held_buffer, Flavor};
-use crate::policy::{site, RELAXED_UNLESS_TSAN};
 use crate::reclamation::Hazard;
+#[cfg(chase_lev_mutants)]
+use crate::sites::mutant;
+use crate::sites::{site, RELAXED_UNLESS_TSAN};
 use crate::steal::Steal;
 use crate::sync::{
     Arc,
@@ -75,6 +77,8 @@ impl<T> Stealer<T> {
     /// assert_eq!(mine.pop(), Some(0)); // the oldest came along first
     /// ```
     pub fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.inner.mutant);
         assert_batch_limit(limit);
         self.steal_batch_into(dest, limit, false).map(|_| ())
     }
@@ -134,6 +138,8 @@ impl<T> Stealer<T> {
     /// assert_eq!(mine.len(), 2);
     /// ```
     pub fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.inner.mutant);
         assert_batch_limit(limit);
         self.steal_batch_into(dest, limit, true)
             .map(|task| task.expect("a successful batch keeps one task"))
@@ -181,6 +187,12 @@ impl<T> Stealer<T> {
         let len = (first.bottom - first.top) as usize;
         let in_lap = (first.buffer.end() - first.top) as usize;
         let wanted = len.div_ceil(2).min(limit).min(in_lap);
+        #[cfg(chase_lev_mutants)]
+        let wanted = match () {
+            _ if mutant!(BatchTakesAll) => len.min(limit).min(in_lap),
+            _ if mutant!(BatchLimitIgnored) => len.div_ceil(2).min(in_lap),
+            _ => wanted,
+        };
         let into_dest = dest.reserve(wanted - usize::from(keep_first));
         let batch = into_dest + usize::from(keep_first);
         if batch == 0 {
@@ -220,6 +232,14 @@ impl<T> Stealer<T> {
         for offset in 0..moved {
             // Within the ranges `reserve` and `announced_buffer` checked.
             let from = add_index(seen.top, skip + offset);
+            #[cfg(chase_lev_mutants)]
+            let from = if !mutant!(BatchFromWrongEnd) {
+                from
+            } else if seen.buffer.covers(seen.bottom - 1) {
+                add_index(seen.bottom - batch as i64, skip + offset)
+            } else {
+                return Steal::Retry;
+            };
             let to = add_index(
                 dest_bottom,
                 if reversed { moved - 1 - offset } else { offset },
@@ -255,9 +275,20 @@ impl<T> Stealer<T> {
         let dest_buffer = dest.buffer();
         let mut kept: Option<MaybeUninit<T>> = None;
         let mut moved = 0i64;
+        #[cfg(chase_lev_mutants)]
+        let first_buffer = first.buffer;
         let mut seen = Steal::Success(first);
         for taken in 0..batch {
             let Steal::Success(now) = seen else { break };
+            #[cfg(chase_lev_mutants)]
+            let now = if mutant!(BatchReadsFirstBuffer) {
+                Snapshot {
+                    buffer: first_buffer,
+                    ..now
+                }
+            } else {
+                now
+            };
             // Read before the CAS, as in `steal`.
             let read = if keep_first {
                 // SAFETY: as in `steal`.
@@ -323,7 +354,10 @@ impl<T> Stealer<T> {
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
         let buffer = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
-        if !hazard.covers(buffer.cast()) {
+        let changed = !hazard.covers(buffer.cast());
+        #[cfg(chase_lev_mutants)]
+        let changed = changed && !mutant!(BatchReadsFirstBuffer);
+        if changed {
             // The owner replaced the buffer since this thread announced it:
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             return Steal::Retry;
@@ -374,6 +408,12 @@ impl<T> Worker<T> {
             // `additional` is at most the source's length, which fits in an i64.
             let additional = i64::try_from(additional).unwrap_or(i64::MAX);
             let count = (self.limit.get() - len).clamp(0, additional);
+            #[cfg(chase_lev_mutants)]
+            let count = if mutant!(ReserveOnePastBound) {
+                (self.limit.get().saturating_add(1) - len).clamp(0, additional)
+            } else {
+                count
+            };
             // Checked before any task is claimed: a batch that would run past
             // the end of the index space panics here, with the source intact,
             // as `push` does at `i64::MAX`.
@@ -400,6 +440,12 @@ impl<T> Worker<T> {
             return false;
         };
         let new = self.buffer.get();
+        #[cfg(chase_lev_mutants)]
+        if mutant!(ReserveFreesAtOnce) {
+            // SAFETY: none (a mutant): a thief may still read `old`.
+            unsafe { Buffer::free(old) };
+            return self.buffer.get() == new && self.own_bottom() == bottom;
+        }
         // SAFETY: `old` is no longer the deque's buffer and is retired once.
         unsafe { self.retire(old) };
         // The room is there if the retire's frees changed neither the

@@ -11,8 +11,11 @@
 //! | `steal`                       | `Stealer::steal` → `steal_from`              |
 //!
 //! Each ordering and fence is written at its site, as
-//! `site!(Site, correct)`: every build runs `correct`; the site's name is
-//! the mutant of model-tests that weakens it (policy.rs). The owner keeps
+//! `site!(Site, correct)`: every build that ships runs `correct`; the
+//! site's name says the ordering it holds, and model-tests/mutants.md which
+//! mutant weakens it (sites.rs); and
+//! a logic mutant is a branch of its own, compiled only into the internal
+//! mutant builds (`#[cfg(chase_lev_mutants)] if mutant!(Name)`). The owner keeps
 //! three values of its own in its `Worker` (below): its copy of the
 //! buffer pointer (`buffer`), the end of that buffer's lap (`end`) and the
 //! bound (`limit`, `i64::MAX` if none).
@@ -31,7 +34,7 @@
 //! shrink, the drop. Not in this file: the handles' constructors, `len` and
 //! `capacity` (worker.rs, stealer.rs), batch steals (batch.rs), the slots
 //! (buffer.rs), the hazard slots and retired buffers (reclamation.rs), the
-//! std/loom/shuttle shim (sync.rs), the ordering sites (policy.rs). Nothing
+//! std/loom/shuttle shim (sync.rs), the ordering sites (sites.rs). Nothing
 //! here records anything: in the mutant builds the atomics (atomic.rs) and
 //! the buffer's slots and frees (buffer.rs) write the event log (trace.rs).
 //!
@@ -50,8 +53,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::atomic::{fence, load_own_store, AtomicI64, AtomicPtr, Named};
 use crate::buffer::Buffer;
-use crate::policy::{site, Policy, RELAXED_UNLESS_TSAN};
 use crate::reclamation::{Hazard, HazardSlot, Retired};
+#[cfg(chase_lev_mutants)]
+use crate::sites::mutant;
+use crate::sites::{site, RELAXED_UNLESS_TSAN};
 use crate::steal::Steal;
 use crate::sync::{
     Arc,
@@ -78,7 +83,9 @@ pub(crate) struct Inner<T> {
     /// The current buffer; replaced only by the owner (grow and shrink).
     pub(crate) buffer: CachePadded<AtomicPtr<Buffer<T>>>,
     pub(crate) flavor: Flavor,
-    pub(crate) policy: Policy,
+    /// (Mutant builds.) The mutant this deque carries (`sites.rs`).
+    #[cfg(chase_lev_mutants)]
+    pub(crate) mutant: Option<crate::sites::Mutant>,
     /// Buffers the owner replaced that a thief may still read; touched only
     /// by the owner and by the final drop (`Inner::retired`).
     retired: Retired<T>,
@@ -104,7 +111,7 @@ impl<T> Inner<T> {
         self.buffer.store_initial_value();
     }
 
-    pub(crate) fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64, policy: Policy) -> Self {
+    pub(crate) fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64) -> Self {
         Inner {
             top: CachePadded::new(AtomicI64::new(first_index).named("top")),
             bottom: CachePadded::new(AtomicI64::new(first_index).named("bottom")),
@@ -112,7 +119,8 @@ impl<T> Inner<T> {
                 AtomicPtr::new(Box::into_raw(Box::new(buffer))).named("buffer"),
             ),
             flavor,
-            policy,
+            #[cfg(chase_lev_mutants)]
+            mutant: crate::sites::mutant_of_a_new_deque(),
             retired: Retired::new(),
             _tasks: PhantomData,
         }
@@ -291,6 +299,8 @@ impl<T> Worker<T> {
     /// ```
     #[inline]
     pub fn try_push(&self, task: T) -> Result<(), T> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.inner.mutant);
         let inner = &*self.inner;
         // Ordering: Relaxed, the owner is the only writer of bottom
         // (proofs-notes/linearizability.md#push).
@@ -322,8 +332,17 @@ impl<T> Worker<T> {
             // buffers never wrap, so it guards nothing here; kept so that the
             // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
             let top = inner.top.load(site!(PushTopAcquire, Acquire));
+            #[cfg(chase_lev_mutants)]
+            let copy_of_top = self.top_seen.get();
             self.top_seen.set(top);
-            if bottom - top >= self.limit.get() {
+            let full = bottom - top >= self.limit.get();
+            #[cfg(chase_lev_mutants)]
+            let full = match () {
+                _ if mutant!(BoundWithoutReload) => bottom - copy_of_top >= self.limit.get(),
+                _ if mutant!(BoundOffByOne) => bottom - top > self.limit.get(),
+                _ => full,
+            };
+            if full {
                 return Err(task); // bounded and full
             }
             if bottom < self.end.get() {
@@ -400,6 +419,14 @@ impl<T> Worker<T> {
         let Some(old) = self.replace_buffer(bottom, top, new_capacity) else {
             return Err(task);
         };
+        #[cfg(chase_lev_mutants)]
+        if mutant!(NoReloadAfterGrow) {
+            // Into the old buffer, which is leaked so that the write stays
+            // in bounds.
+            // SAFETY: `old` is never freed.
+            self.write_and_publish(unsafe { &*old }, bottom, task);
+            return Ok(());
+        }
         // Into the new buffer: Lê et al.'s second correction to the C11 code
         // (the owner reloads the buffer after a grow).
         self.write_and_publish(self.buffer(), bottom, task);
@@ -431,7 +458,10 @@ impl<T> Worker<T> {
         let inner = &*self.inner;
         let current = self.buffer.get();
         let new = self.fresh_buffer(new_capacity, top);
-        if self.buffer.get() != current || self.own_bottom() != bottom {
+        let changed = self.buffer.get() != current || self.own_bottom() != bottom;
+        #[cfg(chase_lev_mutants)]
+        let changed = changed && !mutant!(BufferChangeNotReentrant);
+        if changed {
             // SAFETY: this is the owner, the only caller of `retired`; `new`
             // was never published.
             unsafe { inner.retired() }.add_spare(new);
@@ -443,6 +473,10 @@ impl<T> Worker<T> {
         // reaches it.
         let new_buffer = unsafe { &*new };
         for index in top..bottom {
+            #[cfg(chase_lev_mutants)]
+            if mutant!(ShrinkDropsNewest) && new_capacity < old_capacity && index == bottom - 1 {
+                break;
+            }
             // SAFETY: only the owner writes slots, so reading the old ones
             // races with nothing; the new buffer is not yet published.
             unsafe { new_buffer.copy_slot(old, index, index) };
@@ -509,11 +543,7 @@ impl<T> Worker<T> {
         let inner = &*self.inner;
         // SAFETY: this is the owner, the only caller of `retired`; `old` is
         // forwarded from the caller.
-        unsafe {
-            inner
-                .retired()
-                .retire(old, self.buffer().capacity(), inner.policy)
-        };
+        unsafe { inner.retired().retire(old, self.buffer().capacity()) };
     }
 }
 
@@ -542,6 +572,8 @@ impl<T> Worker<T> {
     // docs/benchmarks.md#the-cost-of-one-join).
     #[inline(always)]
     pub fn pop(&self) -> Option<T> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.inner.mutant);
         let popped = match self.inner.flavor {
             Flavor::Lifo => self.pop_bottom(),
             Flavor::Fifo => self.pop_top(),
@@ -568,6 +600,13 @@ impl<T> Worker<T> {
         // below the current one (proofs-notes/fast-paths.md#the-owners-look).
         let top = inner.top.load(Relaxed);
         let len = bottom - top;
+        #[cfg(chase_lev_mutants)]
+        match len {
+            ..=1 if mutant!(EmptyLookAtOne) => return None,
+            0 if mutant!(UnsignedPopAtZero) => return self.pop_bottom_with_fence(bottom),
+            2 if mutant!(CasOnlyPopAtTwo) => return self.pop_last_with_cas_only(bottom, top),
+            _ => {}
+        }
         if len <= 0 {
             // Empty at the look: every index below `bottom` is claimed.
             return None;
@@ -588,6 +627,16 @@ impl<T> Worker<T> {
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
         // `index` is below `bottom`, in the current buffer's lap.
         let task = unsafe { self.buffer().read(index) };
+        #[cfg(chase_lev_mutants)]
+        if mutant!(SkipLastCas) {
+            // Taken as if no thief could race, lowering bottom to top
+            // (sequentially right: the deque is then empty). Ordering:
+            // Relaxed, as every owner store to bottom
+            // (proofs-notes/obligations.md#skip-last-cas).
+            inner.bottom.store(index, RELAXED_UNLESS_TSAN);
+            // SAFETY: none (a mutant); only used with plain-integer tasks.
+            return Some(unsafe { task.assume_init() });
+        }
         // `top < bottom` here, so `top + 1` cannot overflow.
         // Ordering: SeqCst success, as every other CAS on top; nothing
         // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):
@@ -598,7 +647,8 @@ impl<T> Worker<T> {
             .top
             .compare_exchange(top, top + 1, site!(CasOnlyPopSeqCst, SeqCst), Relaxed)
             .is_ok();
-
+        #[cfg(chase_lev_mutants)]
+        let won = won || mutant!(CasOnlyPopKeepsLostTask);
         if !won {
             // A thief took it: top has reached bottom, the deque is empty.
             return None;
@@ -628,7 +678,14 @@ impl<T> Worker<T> {
         // re-checks it for the last task (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
         // No `+ 1` below can overflow: `bottom` was just lowered by one.
-        if top > bottom {
+        let empty = top > bottom;
+        #[cfg(chase_lev_mutants)]
+        let empty = if mutant!(UnsignedPopAtZero) {
+            (top as u64) > (bottom as u64)
+        } else {
+            empty
+        };
+        if empty {
             // Empty: undo the reservation.
             // Ordering: Relaxed, as for every owner store to bottom
             // (proofs-notes/linearizability.md#pop).
@@ -638,6 +695,11 @@ impl<T> Worker<T> {
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
         let task = unsafe { buffer.read(bottom) };
         if top == bottom {
+            #[cfg(chase_lev_mutants)]
+            if mutant!(SkipLastCas) {
+                // SAFETY: none (a mutant); only used with plain-integer tasks.
+                return Some(unsafe { task.assume_init() });
+            }
             // The last task: race the thieves for it with a strong CAS.
             // Ordering: SeqCst success, as in Lê et al.; the fences and the
             // CAS's atomicity already decide the race, so nothing depends on
@@ -720,6 +782,8 @@ impl<T> Stealer<T> {
     // docs/benchmarks.md#rayon-on-chase-lev measures it).
     #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.inner.mutant);
         match self.look_for_a_task() {
             Some(top) => self.steal_from(top),
             None => Steal::Empty,
@@ -736,12 +800,31 @@ impl<T> Stealer<T> {
         if top >= bottom {
             return emptied_meanwhile(hazard);
         }
-        let Some((buffer, _)) = self.announced_buffer(&mut hazard, top, bottom) else {
+        let Some((buffer, _bottom)) = self.announced_buffer(&mut hazard, top, bottom) else {
             return Steal::Empty;
         };
         let Some(buffer) = held_buffer(&hazard, buffer, top) else {
             return Steal::Retry;
         };
+        #[cfg(chase_lev_mutants)]
+        if mutant!(StealFromBottom) || mutant!(ReadAfterCas) {
+            let index = if !mutant!(StealFromBottom) {
+                top
+            } else if buffer.covers(_bottom - 1) {
+                _bottom - 1
+            } else {
+                return Steal::Retry;
+            };
+            // SAFETY: none (a mutant): the CAS claims `top`, not what is read.
+            let read = |buffer: &Buffer<T>| unsafe { buffer.read(index) };
+            let task = (!mutant!(ReadAfterCas)).then(|| read(buffer));
+            if !self.claim(top, 1) {
+                return Steal::Retry;
+            }
+            let task = task.unwrap_or_else(|| read(buffer));
+            // SAFETY: none (a mutant); only used with plain-integer tasks.
+            return Steal::Success(unsafe { task.assume_init() });
+        }
         // Read before the CAS, as Lê et al. do: once the CAS is won the
         // owner may retire the buffer or reuse the index.
         // SAFETY: `top` is in the buffer's lap (`announced_buffer`), and no
@@ -766,7 +849,10 @@ impl<T> Stealer<T> {
         let top = self.load_top();
         // Ordering: Relaxed: an `Empty` needs only coherence, no fence
         // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
-        if top >= inner.bottom.load(Relaxed) {
+        let bottom = inner.bottom.load(Relaxed);
+        #[cfg(chase_lev_mutants)]
+        let bottom = bottom - i64::from(mutant!(ThiefEmptyLookAtOne));
+        if top >= bottom {
             return None;
         }
         Some(top)
@@ -781,7 +867,7 @@ impl<T> Stealer<T> {
         // Ordering: Relaxed: only the value to announce; the Acquire load
         // after the fence checks it and synchronizes
         // (proofs-notes/reclamation.md#hazard-slots).
-        Hazard::protect(inner.buffer.load(Relaxed).cast(), inner.policy)
+        Hazard::protect(inner.buffer.load(Relaxed).cast())
     }
 
     /// After the fence, with a task seen below `bottom`: the buffer to read
@@ -885,6 +971,13 @@ impl<T> Stealer<T> {
         // `top + count <= bottom` (the tasks claimed were seen below
         // `bottom`), so this never panics; checked all the same.
         let next = add_index(top, count);
+        #[cfg(chase_lev_mutants)]
+        if mutant!(StealWithoutCas) {
+            // Ordering: SeqCst, a store, not a CAS, claims the tasks
+            // (proofs-notes/obligations.md#steal-without-cas).
+            inner.top.store(next, SeqCst);
+            return true;
+        }
         // Ordering: SeqCst success, as in Lê et al., where its release half
         // orders the slot read before the owner's rewrite after a wrap; our
         // buffers never wrap, so the CAS's atomicity is what claims the task

@@ -284,8 +284,8 @@ mod sync;
 mod trace;
 // The atomics the algorithm uses (logged in the mutant builds).
 mod atomic;
-// The ordering sites (`site!`) and the mutants' policy.
-mod policy;
+// The ordering sites (`site!`), and the mutants of the mutant builds.
+mod sites;
 // The slots of one lap.
 mod buffer;
 // Hazard slots and retired buffers.
@@ -356,7 +356,8 @@ pub mod genmc {
 }
 
 #[cfg(chase_lev_mutants)]
-pub use policy::Mutant;
+#[doc(hidden)]
+pub use sites::{joint_relaxation, Mutant};
 #[cfg(chase_lev_mutants)]
 pub use trace::{log_note, logged_events, set_event_log, take_thread_trace};
 

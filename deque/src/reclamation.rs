@@ -41,7 +41,9 @@ use core::ptr;
 
 use crate::atomic::{fence, AtomicPtr, AtomicU64, Named};
 use crate::buffer::Buffer;
-use crate::policy::{site, Policy};
+#[cfg(chase_lev_mutants)]
+use crate::sites::mutant;
+use crate::sites::site;
 use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
 use crate::sync::{CachePadded, StdArc};
 
@@ -90,14 +92,14 @@ pub(crate) struct Chunk {
 /// weakens it with the release that frees one).
 #[inline(always)]
 fn handoff_acquire() -> Ordering {
-    site!(RecordHandoffRelease, Acquire)
+    site!(RecordHandoffAcquire, Acquire)
 }
 
 /// The ordering of a load of a chunk pointer, paired with the Release CAS
 /// that published the chunk.
 #[inline(always)]
 fn publish_acquire() -> Ordering {
-    site!(RecordPublishRelease, Acquire)
+    site!(RecordPublishAcquire, Acquire)
 }
 
 /// Every chunk ever made, oldest first.
@@ -150,7 +152,7 @@ impl Registry {
     /// scan keeps at most one of them, as it reads at most one
     /// (proofs-notes/reclamation.md#reuse). The caller issued a SeqCst fence
     /// after replacing every buffer in `buffers` (`Retired::retire`).
-    fn keep_protected_first<B>(&self, buffers: &mut [*mut B], _policy: Policy) -> usize {
+    fn keep_protected_first<B>(&self, buffers: &mut [*mut B]) -> usize {
         let mut protected = 0;
         // Ordering: Acquire, as in `acquire` (proofs-notes/reclamation.md#records).
         let mut chunk = self.first.load(publish_acquire());
@@ -164,6 +166,10 @@ impl Registry {
                 // announcement visible here.)
                 let mut in_use = mask.load(site!(InUseScanAcquire, Acquire));
                 while in_use != 0 {
+                    #[cfg(chase_lev_mutants)]
+                    if mutant!(ScanStopsAtFirstHeld) && protected > 0 {
+                        return protected;
+                    }
                     if protected == buffers.len() {
                         return protected; // every one is held: nothing left to look for
                     }
@@ -285,13 +291,18 @@ impl Record {
     /// (the new steal then borrows a record of its own).
     #[inline(always)]
     fn start_protecting(&self) -> bool {
+        #[cfg(chase_lev_mutants)]
+        if mutant!(HazardNotReentrant) {
+            self.protecting.set(true);
+            return true;
+        }
         !self.protecting.replace(true)
     }
 
     /// Announces that this thread may read `buffer`. The caller then issues
     /// the steal's SeqCst fence and loads the buffer pointer again.
     #[inline(always)]
-    fn protect(&self, buffer: *mut (), _policy: Policy) {
+    fn protect(&self, buffer: *mut ()) {
         // Ordering: Release, so that an owner whose scan reads this value
         // also sees this thread's earlier reads of buffers as done; the
         // steal's SeqCst fence after it orders it before the thief's second
@@ -302,7 +313,7 @@ impl Record {
 
     /// This thread no longer reads any buffer through this record.
     #[inline(always)]
-    fn clear(&self, _policy: Policy) {
+    fn clear(&self) {
         // Ordering: Release, so that the reads of the buffer happen before
         // the owner's free once its scan reads null
         // (proofs-notes/reclamation.md#hazard-slots).
@@ -556,7 +567,6 @@ pub(crate) struct Hazard {
     /// keeps in registers.
     borrowed: *const Chunk,
     buffer: *mut (),
-    policy: Policy,
 }
 
 impl Hazard {
@@ -565,8 +575,18 @@ impl Hazard {
     /// the SeqCst fence next, and then check the pointer it loads with
     /// `covers`.
     #[inline(always)]
-    pub(crate) fn protect(buffer: *mut (), policy: Policy) -> Hazard {
-        let (record, borrowed) = match this_threads_record() {
+    pub(crate) fn protect(buffer: *mut ()) -> Hazard {
+        let own = this_threads_record();
+        #[cfg(chase_lev_mutants)]
+        if own.is_none() && mutant!(DestructorStealUnannounced) {
+            // Nothing to announce in: a record, but no announcement.
+            return Hazard {
+                record: borrow_a_record().0,
+                borrowed: ptr::null(),
+                buffer,
+            };
+        }
+        let (record, borrowed) = match own {
             // SAFETY: the thread-local that holds the record outlives
             // everything the thread does before its own destruction.
             Some(own) if unsafe { &*own }.start_protecting() => (own, ptr::null()),
@@ -574,12 +594,11 @@ impl Hazard {
         };
         // SAFETY: the record is kept alive by this thread's thread-local or
         // by the borrowed claim, which the hazard holds.
-        unsafe { &*record }.protect(buffer, policy);
+        unsafe { &*record }.protect(buffer);
         Hazard {
             record,
             borrowed,
             buffer,
-            policy,
         }
     }
 
@@ -589,7 +608,6 @@ impl Hazard {
     pub(crate) fn slot(&self) -> HazardSlot {
         HazardSlot {
             record: self.record,
-            policy: self.policy,
         }
     }
 
@@ -625,7 +643,6 @@ fn borrow_a_record() -> (*const Record, *const Chunk) {
 #[derive(Clone, Copy)]
 pub(crate) struct HazardSlot {
     record: *const Record,
-    policy: Policy,
 }
 
 impl HazardSlot {
@@ -636,7 +653,7 @@ impl HazardSlot {
     pub(crate) fn announce(self, buffer: *mut ()) {
         // SAFETY: as in `Hazard::protect`: the hazard this slot came from
         // is alive, and keeps the record alive.
-        unsafe { &*self.record }.protect(buffer, self.policy);
+        unsafe { &*self.record }.protect(buffer);
     }
 }
 
@@ -649,7 +666,7 @@ impl Drop for Hazard {
             return;
         }
         // SAFETY: as in `protect`.
-        unsafe { &*self.record }.clear(self.policy);
+        unsafe { &*self.record }.clear();
         if !self.borrowed.is_null() {
             // SAFETY: `borrow_a_record` kept this claim with `into_raw`, once.
             unsafe { give_back(self.borrowed, self.record) };
@@ -757,12 +774,7 @@ impl<T> Retired<T> {
     /// # Safety
     /// `buffer` came from `Box::into_raw`, is no longer the deque's buffer
     /// pointer (that store happened before this call), and is retired once.
-    pub(crate) unsafe fn retire(
-        &self,
-        buffer: *mut Buffer<T>,
-        keep_capacity: usize,
-        policy: Policy,
-    ) {
+    pub(crate) unsafe fn retire(&self, buffer: *mut Buffer<T>, keep_capacity: usize) {
         // Both lists are this call's until they are put back at its end.
         let mut buffers = self.buffers.take();
         let mut spares = self.spares.take();
@@ -783,7 +795,7 @@ impl<T> Retired<T> {
             unsafe { Buffer::free(spare) };
             false
         });
-        let held = registry.keep_protected_first(&mut buffers, policy);
+        let held = registry.keep_protected_first(&mut buffers);
         let most_held = self.most_held.get().max(held);
         self.most_held.set(most_held);
         let keep = SPARES.max(most_held + 1);
@@ -886,11 +898,8 @@ mod tests {
         // The last record of the third chunk (its fourth word) holds buffer 3.
         let holder = held.last().expect("records");
         // SAFETY: the record is held by `holder`, alive until the end.
-        unsafe { &*holder.record() }.protect(buffers[2].cast(), Policy::default());
-        assert_eq!(
-            registry.keep_protected_first(&mut buffers, Policy::default()),
-            1
-        );
+        unsafe { &*holder.record() }.protect(buffers[2].cast());
+        assert_eq!(registry.keep_protected_first(&mut buffers), 1);
         assert_eq!(buffers[0], third, "the held buffer comes first");
         drop(held);
     }

@@ -7,7 +7,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
 use crate::deque::Flavor;
-use crate::policy::Policy;
 use crate::{Steal, Worker, DEFAULT_BATCH_LIMIT};
 
 const MANY: usize = if cfg!(miri) { 200 } else { 10_000 };
@@ -238,7 +237,7 @@ fn counted(drops: &Rc<Cell<usize>>, panic_on_drop: bool) -> Counted {
 // `Counted` holds an `Rc`, so it is not `Send`; single-threaded tests use an
 // unchecked worker built directly.
 fn local_worker<T>(flavor: Flavor) -> Worker<T> {
-    Worker::build(flavor, 2, false, Policy::default())
+    Worker::build(flavor, 2, false)
 }
 
 #[test]
@@ -284,7 +283,7 @@ fn tasks_moved_out_by_grow_and_shrink_are_not_dropped_twice() {
 #[test]
 #[should_panic(expected = "index space is exhausted")]
 fn the_end_of_the_index_space_is_a_clear_panic_not_a_wrap() {
-    let worker = Worker::build_at(Flavor::Lifo, 4, false, Policy::default(), i64::MAX - 3);
+    let worker = Worker::build_at(Flavor::Lifo, 4, false, i64::MAX - 3);
     for task in 0..4 {
         worker.push(task);
     }
@@ -292,7 +291,7 @@ fn the_end_of_the_index_space_is_a_clear_panic_not_a_wrap() {
 
 #[test]
 fn indices_near_the_end_of_the_index_space_still_work() {
-    let worker = Worker::build_at(Flavor::Lifo, 2, false, Policy::default(), i64::MAX - 10);
+    let worker = Worker::build_at(Flavor::Lifo, 2, false, i64::MAX - 10);
     let stealer = worker.stealer();
     for task in 0..8 {
         worker.push(task);
@@ -436,7 +435,7 @@ fn a_buffer_a_thief_announced_is_kept_until_the_thief_lets_go() {
     worker.push(1);
     // Ordering: Relaxed, the owner's own pointer (proofs-notes/reclamation.md#hazard-slots).
     let buffer = worker.inner.buffer.load(crate::sync::Ordering::Relaxed);
-    let announced = crate::reclamation::Hazard::protect(buffer.cast(), Policy::default());
+    let announced = crate::reclamation::Hazard::protect(buffer.cast());
     (2..=3).for_each(|task| worker.push(task)); // grows: retires the announced buffer
     assert_eq!(retired_not_freed(&worker), 1);
     (4..=5).for_each(|task| worker.push(task)); // grows again: the first is still held
@@ -496,11 +495,11 @@ const BATCH_STEALS: [&str; 4] = [
 fn a_batch_steal_into_a_destination_at_the_end_of_the_index_space_panics_before_taking_anything() {
     for flavor in [Flavor::Lifo, Flavor::Fifo] {
         for name in BATCH_STEALS {
-            let source = Worker::build(flavor, 4, false, Policy::default());
+            let source = Worker::build(flavor, 4, false);
             (0..20).for_each(|task| source.push(task));
             // Room for one more index only: a batch of two or more tasks
             // would have to write past i64::MAX.
-            let dest = Worker::build_at(Flavor::Lifo, 4, false, Policy::default(), i64::MAX - 1);
+            let dest = Worker::build_at(Flavor::Lifo, 4, false, i64::MAX - 1);
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 batch_steal_by_name(name, &source, &dest)
             }));
@@ -530,9 +529,9 @@ fn batch_steals_at_the_end_of_the_index_space_take_every_task_once() {
         for bounded in [false, true] {
             for name in BATCH_STEALS {
                 let start = i64::MAX - 40;
-                let source = Worker::build_at(flavor, 64, bounded, Policy::default(), start);
+                let source = Worker::build_at(flavor, 64, bounded, start);
                 (0..39).for_each(|task| source.push(task));
-                let dest = Worker::build_at(Flavor::Fifo, 2, false, Policy::default(), start);
+                let dest = Worker::build_at(Flavor::Fifo, 2, false, start);
                 let mut taken = Vec::new();
                 while !source.is_empty() {
                     taken.extend(batch_steal_by_name(name, &source, &dest));

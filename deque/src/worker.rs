@@ -9,7 +9,6 @@ use core::mem;
 
 use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::{shrink_threshold, Flavor, Inner, Stealer, Worker};
-use crate::policy::Policy;
 use crate::sync::{Arc, Ordering::Relaxed, UNDER_LOOM};
 
 /// The capacity of a worker made by `new_lifo` or `new_fifo`. Larger than
@@ -38,7 +37,7 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.pop(), Some('b'));
     /// ```
     pub fn new_lifo() -> Worker<T> {
-        Worker::build(Flavor::Lifo, DEFAULT_CAPACITY, false, Policy::default())
+        Worker::build(Flavor::Lifo, DEFAULT_CAPACITY, false)
     }
 
     /// Creates a growable worker whose owner pops the oldest task first
@@ -53,7 +52,7 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.pop(), Some('a'));
     /// ```
     pub fn new_fifo() -> Worker<T> {
-        Worker::build(Flavor::Fifo, DEFAULT_CAPACITY, false, Policy::default())
+        Worker::build(Flavor::Fifo, DEFAULT_CAPACITY, false)
     }
 
     /// Creates a growable LIFO worker that starts with room for `capacity`
@@ -71,7 +70,7 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.pop(), Some(4999)); // the newest first
     /// ```
     pub fn new_lifo_with_capacity(capacity: usize) -> Worker<T> {
-        Worker::build(Flavor::Lifo, capacity, false, Policy::default())
+        Worker::build(Flavor::Lifo, capacity, false)
     }
 
     /// Creates a growable FIFO worker that starts with room for `capacity`
@@ -87,7 +86,7 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.pop(), Some(1)); // the oldest first
     /// ```
     pub fn new_fifo_with_capacity(capacity: usize) -> Worker<T> {
-        Worker::build(Flavor::Fifo, capacity, false, Policy::default())
+        Worker::build(Flavor::Fifo, capacity, false)
     }
 
     /// Creates a LIFO worker that holds at most `capacity` tasks.
@@ -108,7 +107,7 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.try_push(3), Err(3));
     /// ```
     pub fn new_lifo_bounded(capacity: usize) -> Worker<T> {
-        Worker::build(Flavor::Lifo, capacity, true, Policy::default())
+        Worker::build(Flavor::Lifo, capacity, true)
     }
 
     /// Creates a FIFO worker that holds at most `capacity` tasks.
@@ -125,16 +124,11 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.pop(), Some("first"));
     /// ```
     pub fn new_fifo_bounded(capacity: usize) -> Worker<T> {
-        Worker::build(Flavor::Fifo, capacity, true, Policy::default())
+        Worker::build(Flavor::Fifo, capacity, true)
     }
 
-    pub(crate) fn build(
-        flavor: Flavor,
-        capacity: usize,
-        bounded: bool,
-        policy: Policy,
-    ) -> Worker<T> {
-        Worker::build_at(flavor, capacity, bounded, policy, 0)
+    pub(crate) fn build(flavor: Flavor, capacity: usize, bounded: bool) -> Worker<T> {
+        Worker::build_at(flavor, capacity, bounded, 0)
     }
 
     /// As `build`, with both indices starting at `first_index` (tests use a
@@ -143,7 +137,6 @@ impl<T> Worker<T> {
         flavor: Flavor,
         capacity: usize,
         bounded: bool,
-        policy: Policy,
         first_index: i64,
     ) -> Worker<T> {
         if bounded {
@@ -167,7 +160,7 @@ impl<T> Worker<T> {
         let buffer = Buffer::new(buffer_capacity, first_index);
         let end = buffer.end();
         let limit = if bounded { capacity as i64 } else { i64::MAX };
-        let inner = Arc::new(Inner::new(flavor, buffer, first_index, policy));
+        let inner = Arc::new(Inner::new(flavor, buffer, first_index));
         #[cfg(chase_lev_genmc)]
         inner.store_initial_values();
         // Ordering: Relaxed: the deque was created on this thread just above,
@@ -289,9 +282,8 @@ impl<T> Worker<T> {
         mutant: Option<crate::Mutant>,
     ) -> Worker<T> {
         let flavor = if fifo { Flavor::Fifo } else { Flavor::Lifo };
-        let policy = Policy { mutant };
-        policy.apply_to_registry();
-        Worker::build(flavor, capacity, bounded, policy)
+        crate::sites::make_the_next_deque_carry(mutant);
+        Worker::build(flavor, capacity, bounded)
     }
 }
 

@@ -7,8 +7,8 @@
 //! table it reaches, with the scenario that stopped each site.
 //!
 //! A site is an ordering mutant of `model-tests/mutants.md` (logic mutants
-//! take no part). Its levels, weakest first, come from the loom mutant
-//! build's joint-relaxation mode (`model-tests/builds/joint.rs`): the
+//! take no part). Its levels, weakest first, come from the mutant builds'
+//! joint-relaxation mode (`joint_relaxation` in `deque/src/sites.rs`): the
 //! orderings weaker than the shipped one that the operation allows, the
 //! table's own weakening among them. The run tries them weakest first and
 //! keeps the first under which the suite passes.

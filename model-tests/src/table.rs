@@ -68,17 +68,17 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                 ))?;
                 key = Some(match field {
                     "variant" | "change" | "litmus" | "survivor" | "why" | "shuttle" => field,
-                    // A mutant's source change (an ordering mutant's
-                    // weakening, a logic mutant's patch): the mutant builds'
-                    // build script applies it; nothing here reads it.
-                    "weakens" | "patch" | "find" | "with" | "planted for" => field,
+                    // An ordering mutant's weakening and its sites' names,
+                    // or the ordering mutants a mutant combines: the mutant
+                    // builds' build script reads them; nothing here does.
+                    "weakens" | "sites" | "combines" | "planted for" => field,
                     other => return Err(format!("line {number}: unknown key `{other}`")),
                 });
                 (field, value)
             }
         };
         let text = match field {
-            "weakens" | "patch" | "find" | "with" | "planted for" => continue,
+            "weakens" | "sites" | "combines" | "planted for" => continue,
             "variant" => &mut record.variant,
             "change" => &mut record.change,
             "litmus" => &mut record.litmus,
@@ -171,22 +171,15 @@ pub fn survivor_argument(mutant: Mutant) -> Option<Argument> {
 }
 
 /// Whether `mutant` changes the hazard registry (`deque/src/reclamation.rs`):
-/// an ordering mutant with a `site!` there, or a logic mutant with a
-/// `patch:` of it. Only these mutants' pictures draw a thief's registration
-/// of its hazard record access by access; the others fold it
+/// an ordering mutant with a `site!` there, or a logic mutant with a branch
+/// (`mutant!(..)`) there. Only these mutants' pictures draw a thief's
+/// registration of its hazard record access by access; the others fold it
 /// (`crate::lab::steps_to_draw`).
 pub fn changes_the_registry(mutant: Mutant) -> bool {
     const RECLAMATION: &str = include_str!("../../deque/src/reclamation.rs");
-    let record = record(mutant);
-    let site = format!("site!({},", record.variant);
-    let heading = format!("## {}", record.name);
-    let patches_it = TABLE
-        .lines()
-        .skip_while(|line| line.trim_end() != heading)
-        .skip(1)
-        .take_while(|line| !line.starts_with("## "))
-        .any(|line| line.trim_end() == "patch: reclamation.rs");
-    RECLAMATION.contains(&site) || patches_it
+    let variant = &record(mutant).variant;
+    RECLAMATION.contains(&format!("site!({variant},"))
+        || RECLAMATION.contains(&format!("mutant!({variant})"))
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use super::Injector;
 #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 use crate::atomic::Named;
 use crate::atomic::{AtomicPtr, AtomicUsize};
-use crate::policy::site;
+#[cfg(chase_lev_mutants)]
+use crate::sites::mutant;
+use crate::sites::site;
 #[cfg(chase_lev_loom)]
 use crate::sync::LeakCheck;
 use crate::sync::{
@@ -406,6 +408,22 @@ impl<T> Injector<T> {
             let bottom = unmarked.trailing_zeros() as usize;
             let top = bottom + (!(unmarked >> bottom)).trailing_zeros() as usize - 1;
             unmarked &= !0u64 << (top + 1);
+            #[cfg(chase_lev_mutants)]
+            if mutant!(InjectorRunTopMarkedFirst) {
+                // The top first.
+                // SAFETY: forwarded from the caller.
+                if unsafe { self.mark_read(block, top) } {
+                    return;
+                }
+                for offset in bottom..top {
+                    // SAFETY: the caller's claim keeps the block allocated.
+                    let slot = unsafe { &(*block).slots[offset] };
+                    // Ordering: Relaxed, as below; the top slot was marked first
+                    // (proofs-notes/injector.md#injector-run-top-marked-first).
+                    slot.state.store(WRITE | READ, Relaxed);
+                }
+                continue;
+            }
             for offset in bottom..top {
                 // SAFETY: the caller's claim keeps the block allocated.
                 let slot = unsafe { &(*block).slots[offset] };
@@ -462,7 +480,7 @@ impl<T> Injector<T> {
         // this thread's read before the free; acquire so that if the
         // freer left the free to us, we free after its checks
         // (proofs-notes/injector.md#reclamation).
-        let state = slot.set_once(READ, site!(InjectorReadDoneRelease, AcqRel));
+        let state = slot.set_once(READ, site!(InjectorReadDoneAcqRel, AcqRel));
         if state & DESTROY == 0 {
             return false;
         }
@@ -490,7 +508,7 @@ impl<T> Injector<T> {
             // mark: a finished slot's users are done before the free; an
             // unfinished one is handed the free (proofs-notes/injector.md#reclamation).
             if slot.state.load(site!(InjectorDestroyAcquire, Acquire)) & READ == 0
-                && slot.set_once(DESTROY, site!(InjectorDestroyAcquire, AcqRel)) & READ == 0
+                && slot.set_once(DESTROY, site!(InjectorDestroyAcqRel, AcqRel)) & READ == 0
             {
                 return;
             }

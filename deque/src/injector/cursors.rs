@@ -11,7 +11,9 @@ use super::blocks::{
 };
 use super::{Injector, Pause};
 use crate::atomic::{fence, AtomicPtr, AtomicU64};
-use crate::policy::{site, Policy};
+#[cfg(chase_lev_mutants)]
+use crate::sites::mutant;
+use crate::sites::site;
 use crate::steal::Steal;
 use crate::sync::{
     wait_round,
@@ -43,11 +45,11 @@ impl<T> Cursor<T> {
     /// that push, `look` and `advance` make (the ticket CAS of `take_ticket`
     /// and the guess of `drop_ticket` are their own).
     #[inline(always)]
-    pub(super) fn load_block_word(&self, _policy: Policy) -> *mut Block<T> {
+    pub(super) fn load_block_word(&self) -> *mut Block<T> {
         // Ordering: Acquire: after an acquire load of the index, the block
         // is the one that index is in, not older, not newer
         // (proofs-notes/injector.md#block-of-an-index).
-        self.block.load(site!(InjectorBlockPointerAcqRel, Acquire))
+        self.block.load(site!(InjectorBlockPointerAcquire, Acquire))
     }
 }
 
@@ -202,12 +204,11 @@ impl<T> Injector<T> {
         marker: u64,
         spare: &mut *mut Block<T>,
     ) {
-        let policy = self.policy;
         let cursor = self.cursor(side);
         // SAFETY: the caller's hold on the block.
         let current = unsafe { &*block };
         let next = self.link(current, spare);
-        let mut word = cursor.load_block_word(policy);
+        let mut word = cursor.load_block_word();
         while untag(word) == block {
             // Ordering: AcqRel: release, so that a thread that reads the next
             // lap's index reads the next block (block-of-an-index); acquire,
@@ -219,10 +220,10 @@ impl<T> Injector<T> {
                 word,
                 next,
                 site!(
-                    InjectorCursorCasAcquire,
+                    InjectorCursorCasAcqRel,
                     site!(InjectorBlockPointerAcqRel, AcqRel)
                 ),
-                site!(InjectorBlockPointerAcqRel, Acquire),
+                site!(InjectorBlockPointerAcquire, Acquire),
             ) {
                 Ok(_) => {
                     // The tickets still counted in the word are now counted
@@ -300,7 +301,6 @@ impl<T> Injector<T> {
     /// that may take up to `limit` positions.
     #[inline]
     pub(super) fn look(&self, limit: usize) -> Steal<Look<T>> {
-        let policy = self.policy;
         loop {
             // Ordering: Acquire: reads the head index of a completed move to
             // a new block, so the block loaded next is that one, and inherits
@@ -310,7 +310,7 @@ impl<T> Injector<T> {
                 .head
                 .index
                 .load(site!(InjectorHeadIndexAcquire, Acquire));
-            let block = untag(self.head.load_block_word(policy));
+            let block = untag(self.head.load_block_word());
             let offset = offset(head);
             if offset == BLOCK_CAP {
                 // Another steal claimed the block's last slot: help the head
@@ -337,6 +337,12 @@ impl<T> Injector<T> {
                 // (proofs-notes/injector.md#empty). A tail on a marker is the
                 // next lap's first position.
                 let tail = past_marker(self.tail.index.load(Relaxed));
+                #[cfg(chase_lev_mutants)]
+                if mutant!(InjectorStealMissesLastTask)
+                    && position(tail).wrapping_sub(position(head)) & POSITION_MASK <= 1
+                {
+                    return Steal::Empty;
+                }
                 if position(head) == position(tail) {
                     return Steal::Empty;
                 }
@@ -427,6 +433,10 @@ impl<T> Injector<T> {
             let head = self.head.index.load(SeqCst);
             let tail_after = self.tail.index.load(SeqCst);
             if tail_after == tail || attempts == SNAPSHOT_ATTEMPTS {
+                #[cfg(chase_lev_mutants)]
+                if mutant!(InjectorLenSettlesForEmpty) && tail_after != tail {
+                    return (fix(head), fix(head));
+                }
                 return (fix(head), fix(tail_after));
             }
             attempts += 1;

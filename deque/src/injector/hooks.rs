@@ -11,8 +11,6 @@
 #[cfg(all(test, not(chase_lev_loom)))]
 use super::blocks::LAP;
 use super::Injector;
-#[cfg(any(chase_lev_mutants, all(test, not(chase_lev_loom))))]
-use crate::policy::Policy;
 
 /// A point of an operation where a scenario's hook may hold the thread up,
 /// to model its being descheduled there for as long as the scenario likes
@@ -60,7 +58,8 @@ impl<T> Injector<T> {
     /// (Mutant builds only.) An injector whose orderings are those of
     /// `mutant`, or the correct ones for `None`.
     pub fn new_mutant(mutant: Option<crate::Mutant>) -> Injector<T> {
-        Injector::build(Policy { mutant }, 0)
+        crate::sites::make_the_next_deque_carry(mutant);
+        Injector::build(0)
     }
 
     /// (Mutant builds only.) `new_mutant`, with a pause hook.
@@ -75,7 +74,7 @@ impl<T> Injector<T> {
 impl<T> Injector<T> {
     /// An injector whose first position is `first` (a multiple of `LAP`).
     pub(crate) fn starting_at(first: u64) -> Injector<T> {
-        Injector::build(Policy::default(), first)
+        Injector::build(first)
     }
 
     pub(crate) const LAP: u64 = LAP;

@@ -75,7 +75,9 @@ use crate::atomic::{AtomicPtr, AtomicU64, Named};
 use crate::batch::assert_batch_limit;
 use crate::deque::Worker;
 use crate::deque::{index_space_exhausted, Flavor};
-use crate::policy::{site, Policy};
+#[cfg(chase_lev_mutants)]
+use crate::sites::mutant;
+use crate::sites::site;
 use crate::steal::{success_or_return, Steal};
 use crate::sync::Ordering::{Acquire, Release, SeqCst};
 use blocks::{
@@ -117,7 +119,9 @@ const MAX_BATCH: usize = crate::DEFAULT_BATCH_LIMIT;
 pub struct Injector<T> {
     head: CachePadded<Cursor<T>>,
     tail: CachePadded<Cursor<T>>,
-    policy: Policy,
+    /// (Mutant builds.) The mutant this queue carries (`sites.rs`).
+    #[cfg(chase_lev_mutants)]
+    mutant: Option<crate::sites::Mutant>,
     /// (Internal builds.) Called at the `Pause` points.
     #[cfg(chase_lev_hooks)]
     pause: Option<PauseHook>,
@@ -135,7 +139,7 @@ unsafe impl<T: Send> Sync for Injector<T> {}
 
 impl<T> Default for Injector<T> {
     fn default() -> Injector<T> {
-        Injector::build(Policy::default(), 0)
+        Injector::build(0)
     }
 }
 
@@ -154,7 +158,7 @@ impl<T> Injector<T> {
 
     /// An empty queue whose first position is `first` (a multiple of `LAP`;
     /// tests start near the end of the index space to cross its wrap).
-    fn build(policy: Policy, first: u64) -> Injector<T> {
+    fn build(first: u64) -> Injector<T> {
         debug_assert_eq!(first % LAP, 0);
         let block = Block::new();
         let index = (first & POSITION_MASK) << SHIFT;
@@ -169,7 +173,8 @@ impl<T> Injector<T> {
                 index: AtomicU64::new(index).named("tail"),
                 block: AtomicPtr::new(block).named_with_tags("tail.block", TICKETS),
             }),
-            policy,
+            #[cfg(chase_lev_mutants)]
+            mutant: crate::sites::mutant_of_a_new_deque(),
             #[cfg(chase_lev_hooks)]
             pause: None,
             _tasks: PhantomData,
@@ -200,6 +205,8 @@ impl<T> Injector<T> {
     /// assert_eq!(injector.steal(), Steal::Success('a'));
     /// ```
     pub fn push(&self, task: T) {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.mutant);
         if let Some(task) = self.push_once(task) {
             self.push_again(task);
         }
@@ -221,7 +228,6 @@ impl<T> Injector<T> {
     /// (proofs-notes/injector.md#abandoned-slots).
     #[inline(always)]
     fn push_once(&self, task: T) -> Option<T> {
-        let policy = self.policy;
         // Allocated before the CAS that claims a block's last slot, so that
         // the block end costs the other pushes as little as possible.
         let mut spare: *mut Block<T> = ptr::null_mut();
@@ -231,7 +237,7 @@ impl<T> Injector<T> {
             .tail
             .index
             .load(site!(InjectorTailIndexAcquire, Acquire));
-        let mut block = untag(self.tail.load_block_word(policy));
+        let mut block = untag(self.tail.load_block_word());
         let claimed = loop {
             let offset = offset(tail);
             if offset == BLOCK_CAP {
@@ -244,7 +250,7 @@ impl<T> Injector<T> {
                     .tail
                     .index
                     .load(site!(InjectorTailIndexAcquire, Acquire));
-                block = untag(self.tail.load_block_word(policy));
+                block = untag(self.tail.load_block_word());
                 continue;
             }
             if offset + 1 == BLOCK_CAP && spare.is_null() {
@@ -264,7 +270,7 @@ impl<T> Injector<T> {
                 Ok(_) => break offset,
                 Err(current) => {
                     tail = current;
-                    block = untag(self.tail.load_block_word(policy));
+                    block = untag(self.tail.load_block_word());
                 }
             }
         };
@@ -346,6 +352,8 @@ impl<T> Injector<T> {
     /// assert_eq!(injector.steal(), Steal::Empty);
     /// ```
     pub fn steal(&self) -> Steal<T> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.mutant);
         let seen = success_or_return!(self.look(1));
         if !self.claim(&seen, 1) {
             return Steal::Retry;
@@ -429,6 +437,8 @@ impl<T> Injector<T> {
     /// assert_eq!(worker.pop(), None);
     /// ```
     pub fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.mutant);
         assert_batch_limit(limit);
         self.steal_batch_into(dest, limit, false).map(|_| ())
     }
@@ -474,6 +484,8 @@ impl<T> Injector<T> {
     /// assert_eq!(worker.pop(), None);
     /// ```
     pub fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.mutant);
         assert_batch_limit(limit);
         self.steal_batch_into(dest, limit, true)
             .map(|task| task.expect("the first task is kept"))
@@ -538,6 +550,12 @@ impl<T> Injector<T> {
             // first, a LIFO one newest first, so that its pops return the
             // oldest first either way.
             let at = if lifo { moving - 1 - moved } else { moved };
+            #[cfg(chase_lev_mutants)]
+            let at = match () {
+                _ if !mutant!(InjectorBatchReversed) => at,
+                _ if lifo => moved,
+                _ => moving - 1 - moved,
+            };
             // SAFETY: the task was written (the `WRITE` bit); the destination
             // slots past its bottom are reserved (`moving <= room`) and no
             // thief reads them until `publish` (proofs-notes/reclamation.md#no-wrap).
@@ -577,6 +595,8 @@ impl<T> Injector<T> {
     /// assert!(!injector.is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.mutant);
         // Two loads, the head's first: empty at the tail's load if both are
         // at the same position; else some push claimed a slot after the
         // head's load, and its task was in the queue then
@@ -600,6 +620,8 @@ impl<T> Injector<T> {
     /// assert_eq!(injector.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
+        #[cfg(chase_lev_mutants)]
+        crate::sites::enter(self.mutant);
         let (head, tail) = self.indices();
         let distance = tail.wrapping_sub(head) & POSITION_MASK;
         // Every marker between the two is a position without a task.

@@ -266,8 +266,8 @@ fn ordering_comments_without_a_reference(sources: &[(String, String)]) -> (usize
 /// Does this code perform an atomic operation or issue a fence?
 ///
 /// Method calls `.load(`, `.store(`, `.swap(`, `.fetch_…(` and
-/// `.compare_exchange…(`, and calls of `fence_if(` or `fence(` as a whole word
-/// (so `push_fence(` is not one). Not counted: definitions (`fn fence_if(`),
+/// `.compare_exchange…(`, and calls of `fence(` as a whole word (so
+/// `push_fence(` is not one). Not counted: definitions (`fn fence(`),
 /// and atomics whose ordering is spelled `std::sync::atomic::Ordering`: the
 /// algorithm's atomics all come from the sync shim (`crate::sync`), so an
 /// atomic spelled out from `std` is, by the crate's design, not part of the
@@ -286,7 +286,7 @@ fn is_atomic_operation(code: &str) -> bool {
     ]
     .iter()
     .any(|call| code.contains(call));
-    let fence = ["fence_if(", "fence("].iter().any(|name| {
+    let fence = ["fence("].iter().any(|name| {
         code.match_indices(name).any(|(at, _)| {
             let before = code[..at].trim_end();
             let previous = code[..at].chars().next_back();
@@ -298,27 +298,16 @@ fn is_atomic_operation(code: &str) -> bool {
     method || fence
 }
 
-/// Does this line only pick an ordering from the policy for the next line
-/// (`let success = inner.policy.fifo_cas_success();`)?
-fn selects_an_ordering(code: &str) -> bool {
-    code.starts_with("let ")
-        && code.contains("policy.")
-        && code.ends_with(");")
-        && !is_atomic_operation(code)
-}
-
 /// Atomic operations and fences in `sources` with no `// Ordering:` comment
 /// above them, as `path:line: code` entries; also how many were found.
 ///
 /// The heuristic: from an operation's line, walk up. Lines of the same
-/// statement (the line above does not end in `;`, `{` or `}`), other atomic
-/// operations (a run of them shares one comment), and lines that only pick an
-/// ordering from the policy are stepped over. The first line that is none of
-/// those must be the last line of a `//` comment block, and some line of that
-/// block must contain `Ordering:`. A blank line, other code, a doc comment or
-/// an attribute ends the walk: not justified. One exception: the body of
-/// `fence_if` in `policy.rs`, the wrapper that issues a fence for callers whose
-/// own `// Ordering:` comments give the reason.
+/// statement (the line above does not end in `;`, `{` or `}`) and other
+/// atomic operations (a run of them shares one comment) are stepped over.
+/// The first line that is none of those must be the last line of a `//`
+/// comment block, and some line of that block must contain `Ordering:`. A
+/// blank line, other code, a doc comment or an attribute ends the walk: not
+/// justified.
 fn atomic_operations_without_an_ordering_comment(
     sources: &[(String, String)],
 ) -> (usize, Vec<String>) {
@@ -326,21 +315,10 @@ fn atomic_operations_without_an_ordering_comment(
     let mut unjustified = Vec::new();
     for (path, text) in sources {
         let lines: Vec<&str> = text.lines().collect();
-        let mut in_fence_wrapper = false;
         for (index, line) in lines.iter().enumerate() {
             let Line::Code(code) = classify(line) else {
                 continue;
             };
-            if code.contains("fn fence_if(") {
-                in_fence_wrapper = true;
-                continue;
-            }
-            if in_fence_wrapper {
-                if line.starts_with('}') {
-                    in_fence_wrapper = false;
-                }
-                continue;
-            }
             if !is_atomic_operation(code) {
                 continue;
             }
@@ -361,7 +339,7 @@ fn has_ordering_comment_above(lines: &[&str], operation: usize) -> bool {
             Line::Code(code) => {
                 let same_statement =
                     !(code.ends_with(';') || code.ends_with('{') || code.ends_with('}'));
-                if same_statement || is_atomic_operation(code) || selects_an_ordering(code) {
+                if same_statement || is_atomic_operation(code) {
                     index = above;
                 } else {
                     return false;
@@ -638,10 +616,10 @@ fn an_atomic_operation_without_an_ordering_comment_is_reported() {
             "fn unjustified() {",
             "    let buffer = inner.buffer.load(Relaxed);", // code above it
             "    // A comment that gives no ordering.",
-            "    fence_if(policy.take_fence());",
+            "    fence(SeqCst);",
             "",
             "    inner.bottom.store(1, Relaxed);", // a blank line above it
-            "    let value = push_fence(policy);", // not a fence call
+            "    let value = push_fence(at);",     // not a fence call
             "    flag.store(true, std::sync::atomic::Ordering::Relaxed);", // outside the algorithm
             "}",
         ]
@@ -653,7 +631,7 @@ fn an_atomic_operation_without_an_ordering_comment_is_reported() {
         unjustified,
         vec![
             "planted.rs:11: let buffer = inner.buffer.load(Relaxed);".to_string(),
-            "planted.rs:13: fence_if(policy.take_fence());".to_string(),
+            "planted.rs:13: fence(SeqCst);".to_string(),
             "planted.rs:15: inner.bottom.store(1, Relaxed);".to_string(),
         ]
     );
