@@ -9,8 +9,8 @@ use crate::atomic::fence;
 use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::deque::Stealer;
 use crate::deque::Worker;
-use crate::deque::{add_index, held_buffer, Flavor};
-use crate::reclamation::Hazard;
+use crate::deque::{add_index, Flavor};
+use crate::hazard::Hazard;
 #[cfg(chase_lev_mutants)]
 use crate::sites::mutant;
 use crate::sites::{site, RELAXED_UNLESS_TSAN};
@@ -165,20 +165,31 @@ impl<T> Stealer<T> {
                 },
             };
         }
-        let Some(top) = self.look_for_a_task() else {
-            return Steal::Empty;
-        };
-        let mut hazard = self.announce_buffer();
-        let bottom = self.fence_then_bottom();
+        // The steal's opening (`Stealer::steal`, `steal_from`).
+        let inner = &*self.inner;
+        // Ordering: Acquire, as in `steal` (proofs-notes/obligations.md#steal-top-acquire).
+        let top = inner.top.load(site!(StealTopAcquire, Acquire));
+        // Ordering: Relaxed, the empty look as in `steal`
+        // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
+        let bottom = inner.bottom.load(Relaxed);
+        #[cfg(chase_lev_mutants)]
+        let bottom = bottom - i64::from(mutant!(ThiefEmptyLookAtOne));
         if top >= bottom {
             return Steal::Empty;
         }
-        let Some((buffer, bottom)) = self.announced_buffer(&mut hazard, top, bottom) else {
+        let Some((hazard, bottom)) = Hazard::protect(&inner.buffer, || {
+            // Ordering: Acquire, as in `steal_from`; a batch also copies
+            // the tasks pushed between the look and the fence, which only
+            // this acquire publishes (proofs-notes/model.md#message-passing).
+            let bottom = inner.bottom.load(site!(StealBottomAcquire, Acquire));
+            (top < bottom).then_some(bottom)
+        }) else {
             return Steal::Empty;
         };
-        let Some(buffer) = held_buffer(&hazard, buffer, top) else {
+        let buffer = hazard.buffer();
+        if !buffer.covers(top) {
             return Steal::Retry;
-        };
+        }
         let first = Snapshot {
             top,
             bottom,
@@ -230,7 +241,7 @@ impl<T> Stealer<T> {
         // reversed into a LIFO one (crossbeam-deque's arrangement).
         let reversed = dest.inner.flavor == Flavor::Lifo;
         for offset in 0..moved {
-            // Within the ranges `reserve` and `announced_buffer` checked.
+            // Within the ranges `reserve` and `Hazard::protect` checked.
             let from = add_index(seen.top, skip + offset);
             #[cfg(chase_lev_mutants)]
             let from = if !mutant!(BatchFromWrongEnd) {
@@ -266,7 +277,7 @@ impl<T> Stealer<T> {
     fn claim_one_by_one(
         &self,
         dest: &Worker<T>,
-        hazard: &Hazard,
+        hazard: &Hazard<Buffer<T>>,
         first: Snapshot<'_, T>,
         batch: usize,
         keep_first: bool,
@@ -345,7 +356,7 @@ impl<T> Stealer<T> {
     /// the deque looked empty, `Retry` if the buffer changed or `top` has
     /// already moved before the buffer's lap.
     #[inline(always)]
-    fn look<'h>(&self, hazard: &'h Hazard) -> Steal<Snapshot<'h, T>> {
+    fn look<'h>(&self, hazard: &'h Hazard<Buffer<T>>) -> Steal<Snapshot<'h, T>> {
         let (top, bottom) = self.indices();
         if top >= bottom {
             return Steal::Empty;
@@ -354,17 +365,28 @@ impl<T> Stealer<T> {
         // Ordering: Acquire, pairs with the release store of a new buffer
         // (proofs-notes/reclamation.md#publication).
         let buffer = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
-        let changed = !hazard.covers(buffer.cast());
-        #[cfg(chase_lev_mutants)]
-        let changed = changed && !mutant!(BatchReadsFirstBuffer);
-        if changed {
+        if !hazard.covers(buffer) {
+            #[cfg(chase_lev_mutants)]
+            if mutant!(BatchReadsFirstBuffer) {
+                // SAFETY: none (a mutant): `buffer` is not the protected one.
+                let buffer = unsafe { &*buffer };
+                if !buffer.covers(top) {
+                    return Steal::Retry;
+                }
+                return Steal::Success(Snapshot {
+                    top,
+                    bottom,
+                    buffer,
+                });
+            }
             // The owner replaced the buffer since this thread announced it:
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             return Steal::Retry;
         }
-        let Some(buffer) = held_buffer(hazard, buffer, top) else {
+        let buffer = hazard.buffer();
+        if !buffer.covers(top) {
             return Steal::Retry;
-        };
+        }
         Steal::Success(Snapshot {
             top,
             bottom,

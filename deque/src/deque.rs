@@ -7,33 +7,42 @@
 //! | `top`, `bottom`, `array`      | `Inner` (and the owner's copy of `array`)    |
 //! | `push`                        | `Worker::try_push`, `write_and_publish`      |
 //! | `resize` (grow)               | `push_into_next_lap`, `replace_buffer`       |
-//! | `take`                        | `Worker::pop` → `pop_bottom_with_fence`      |
+//! | `take`                        | `Worker::pop` → `pop_bottom`                 |
 //! | `steal`                       | `Stealer::steal` → `steal_from`              |
 //!
 //! Each ordering and fence is written at its site, as
 //! `site!(Site, correct)`: every build that ships runs `correct`; the
 //! site's name says the ordering it holds, and model-tests/mutants.md which
-//! mutant weakens it (sites.rs); and
-//! a logic mutant is a branch of its own, compiled only into the internal
-//! mutant builds (`#[cfg(chase_lev_mutants)] if mutant!(Name)`). The owner keeps
-//! three values of its own in its `Worker` (below): its copy of the
+//! mutant weakens it (sites.rs). A logic mutant is a branch of its own,
+//! compiled only into the internal mutant builds
+//! (`#[cfg(chase_lev_mutants)] if mutant!(Name)`). The owner keeps three
+//! values of its own in its `Worker` (below): its copy of the
 //! buffer pointer (`buffer`), the end of that buffer's lap (`end`) and the
 //! bound (`limit`, `i64::MAX` if none).
 //!
-//! Where it departs from the figure, the function says so and names its note:
-//! a buffer never wraps, so the owner moves to a new buffer at the end of each
-//! lap, not only when full (buffer.rs, proofs-notes/reclamation.md#no-wrap); a
-//! thief announces the buffer it reads in a hazard slot before the steal's
-//! fence (reclamation.rs); the LIFO owner's pop looks at the indices first and
-//! takes an empty or one-task deque without the fence
-//! (proofs-notes/fast-paths.md); the FIFO owner pops at `top` with a CAS
-//! (`pop_top`); the buffer shrinks by half after a run of pops under a
-//! quarter full (the shrink hysteresis, at the end).
+//! Where it departs from the figure (each function says so and names its
+//! note):
+//! - a buffer never wraps, so the owner moves to a new buffer at the end of
+//!   each lap, not only when full (buffer.rs,
+//!   proofs-notes/reclamation.md#no-wrap);
+//! - push loads `top` only near the end of a lap or the bound (`push_until`,
+//!   proofs-notes/fast-paths.md#the-push-without-top);
+//! - the LIFO owner's pop looks at both indices first, and takes an empty or
+//!   one-task deque without the fence (proofs-notes/fast-paths.md); the FIFO
+//!   owner pops at `top` with a CAS (`pop_top`);
+//! - a thief looks at `bottom` before the fence, and answers `Empty` there
+//!   with no fence (proofs-notes/fast-paths.md#the-thiefs-empty-look);
+//! - a thief announces the buffer it reads in a hazard slot before the
+//!   steal's fence and checks it after (`Hazard::protect`, hazard.rs;
+//!   proofs-notes/reclamation.md#hazard-slots);
+//! - the buffer shrinks by half after a run of pops under a quarter full
+//!   (the shrink hysteresis, at the end).
 //!
 //! Here: the shared state and the two handles, push, pop, steal, the
 //! shrink, the drop. Not in this file: the handles' constructors, `len` and
 //! `capacity` (worker.rs, stealer.rs), batch steals (batch.rs), the slots
-//! (buffer.rs), the hazard slots and retired buffers (reclamation.rs), the
+//! (buffer.rs), the steal's hazard guard (hazard.rs), the hazard slots and
+//! retired buffers (reclamation.rs), the
 //! std/loom/shuttle shim (sync.rs), the ordering sites (sites.rs). Nothing
 //! here records anything: in the mutant builds the atomics (atomic.rs) and
 //! the buffer's slots and frees (buffer.rs) write the event log (trace.rs).
@@ -53,7 +62,8 @@ use crossbeam_utils::CachePadded;
 
 use crate::atomic::{fence, load_own_store, AtomicI64, AtomicPtr, Named};
 use crate::buffer::Buffer;
-use crate::reclamation::{Hazard, HazardSlot, Retired};
+use crate::hazard::Hazard;
+use crate::reclamation::Retired;
 #[cfg(chase_lev_mutants)]
 use crate::sites::mutant;
 use crate::sites::{site, RELAXED_UNLESS_TSAN};
@@ -588,94 +598,84 @@ impl<T> Worker<T> {
     /// (proofs-notes/fast-paths.md): a look at `bottom` and `top` that shows
     /// the deque empty returns `None` with no store and no fence, and one
     /// that shows exactly one task takes it with the CAS on `top` alone.
-    /// Only a look that shows two tasks or more takes the paper's path.
+    /// Only a look that shows two tasks or more takes the figure's path.
     #[inline(always)]
     fn pop_bottom(&self) -> Option<T> {
         let inner = &*self.inner;
-        // Ordering: Relaxed, the owner is the only writer of bottom
-        // (proofs-notes/linearizability.md#pop).
+        // Not in the figure: the owner's look. Ordering: Relaxed, the owner
+        // is the only writer of bottom (proofs-notes/linearizability.md#pop).
         let bottom = inner.bottom.load(Relaxed);
         // Ordering: Relaxed: top only grows, so a stale top is smaller than
         // the current one, and each path below is sound for any top at or
         // below the current one (proofs-notes/fast-paths.md#the-owners-look).
         let top = inner.top.load(Relaxed);
         let len = bottom - top;
+        let (empty, last) = (len <= 0, len == 1);
         #[cfg(chase_lev_mutants)]
-        match len {
-            ..=1 if mutant!(EmptyLookAtOne) => return None,
-            0 if mutant!(UnsignedPopAtZero) => return self.pop_bottom_with_fence(bottom),
-            2 if mutant!(CasOnlyPopAtTwo) => return self.pop_last_with_cas_only(bottom, top),
-            _ => {}
-        }
-        if len <= 0 {
+        let (empty, last) = match len {
+            ..=1 if mutant!(EmptyLookAtOne) => (true, false),
+            0 if mutant!(UnsignedPopAtZero) => (false, false),
+            2 if mutant!(CasOnlyPopAtTwo) => (false, true),
+            _ => (empty, last),
+        };
+        if empty {
             // Empty at the look: every index below `bottom` is claimed.
             return None;
         }
-        if len == 1 {
-            return self.pop_last_with_cas_only(bottom, top);
-        }
-        self.pop_bottom_with_fence(bottom)
-    }
-
-    /// The look showed exactly one task, the one at `top = bottom - 1`:
-    /// claim it with the CAS that thieves use, `top -> top + 1`, and leave
-    /// `bottom` alone (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
-    #[inline(always)]
-    fn pop_last_with_cas_only(&self, bottom: i64, top: i64) -> Option<T> {
-        let inner = &*self.inner;
-        let index = bottom - 1;
-        // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
-        // `index` is below `bottom`, in the current buffer's lap.
-        let task = unsafe { self.buffer().read(index) };
-        #[cfg(chase_lev_mutants)]
-        if mutant!(SkipLastCas) {
-            // Taken as if no thief could race, lowering bottom to top
-            // (sequentially right: the deque is then empty). Ordering:
-            // Relaxed, as every owner store to bottom
-            // (proofs-notes/obligations.md#skip-last-cas).
-            inner.bottom.store(index, RELAXED_UNLESS_TSAN);
-            // SAFETY: none (a mutant); only used with plain-integer tasks.
+        if last {
+            // Exactly one task, at `top = bottom - 1`: claimed with the CAS
+            // that thieves use, `top -> top + 1`, `bottom` left alone
+            // (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
+            let index = bottom - 1;
+            // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap);
+            // `index` is below `bottom`, in the current buffer's lap.
+            let task = unsafe { self.buffer().read(index) };
+            #[cfg(chase_lev_mutants)]
+            if mutant!(SkipLastCas) {
+                // Taken as if no thief could race, lowering bottom to top
+                // (sequentially right: the deque is then empty). Ordering:
+                // Relaxed, as every owner store to bottom
+                // (proofs-notes/obligations.md#skip-last-cas).
+                inner.bottom.store(index, RELAXED_UNLESS_TSAN);
+                // SAFETY: none (a mutant); only used with plain-integer tasks.
+                return Some(unsafe { task.assume_init() });
+            }
+            // `top < bottom` here, so `top + 1` cannot overflow.
+            // Ordering: SeqCst success, as every other CAS on top; nothing
+            // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):
+            // the CAS's atomicity decides the race, the slot is the owner's
+            // own write, and earlier pops' fences order what a thief that
+            // reads this top may see of bottom.
+            let won = inner
+                .top
+                .compare_exchange(top, top + 1, site!(CasOnlyPopSeqCst, SeqCst), Relaxed)
+                .is_ok();
+            #[cfg(chase_lev_mutants)]
+            let won = won || mutant!(CasOnlyPopKeepsLostTask);
+            if !won {
+                // A thief took it: top has reached bottom, the deque is empty.
+                return None;
+            }
+            self.consider_shrinking(bottom, top + 1);
+            // SAFETY: the slot of `index` held a task (top = index < bottom)
+            // and the CAS from `top = index` claimed it for this owner
+            // (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
             return Some(unsafe { task.assume_init() });
         }
-        // `top < bottom` here, so `top + 1` cannot overflow.
-        // Ordering: SeqCst success, as every other CAS on top; nothing
-        // depends on it (proofs-notes/fast-paths.md#cas-only-pop-seqcst):
-        // the CAS's atomicity decides the race, the slot is the owner's own
-        // write, and earlier pops' fences order what a thief that reads this
-        // top may see of bottom.
-        let won = inner
-            .top
-            .compare_exchange(top, top + 1, site!(CasOnlyPopSeqCst, SeqCst), Relaxed)
-            .is_ok();
-        #[cfg(chase_lev_mutants)]
-        let won = won || mutant!(CasOnlyPopKeepsLostTask);
-        if !won {
-            // A thief took it: top has reached bottom, the deque is empty.
-            return None;
-        }
-        self.consider_shrinking(bottom, top + 1);
-        // SAFETY: the slot of `index` held a task (top = index < bottom) and
-        // the CAS from `top = index` claimed it for this owner
-        // (proofs-notes/fast-paths.md#the-cas-only-last-task-pop).
-        Some(unsafe { task.assume_init() })
-    }
-
-    /// Lê et al.'s `take`, from its store of `bottom - 1`: the look showed
-    /// two tasks or more (proofs-notes/linearizability.md#pop).
-    #[inline(always)]
-    fn pop_bottom_with_fence(&self, bottom: i64) -> Option<T> {
-        let inner = &*self.inner;
+        // Figure 1: `b = load_relaxed(&q->bottom) - 1`, `store_relaxed(&q->bottom, b)`.
         let bottom = bottom - 1;
         let buffer = self.buffer();
         // Ordering: Relaxed, ordered before the load of top by the fence below
         // (proofs-notes/model.md#store-buffering).
         inner.bottom.store(bottom, RELAXED_UNLESS_TSAN);
-        // Ordering: SeqCst fence. Paired with the thief's SeqCst fence, at
-        // least one of owner and thief sees the other's write, so they cannot
-        // both take the last task (proofs-notes/model.md#store-buffering).
+        // Figure 1: `thread_fence(seq_cst)`. Ordering: SeqCst fence. Paired
+        // with the thief's SeqCst fence, at least one of owner and thief sees
+        // the other's write, so they cannot both take the last task
+        // (proofs-notes/model.md#store-buffering).
         site!(TakeFence, fence(SeqCst));
-        // Ordering: Relaxed, ordered by the fence above; the CAS below
-        // re-checks it for the last task (proofs-notes/model.md#store-buffering).
+        // Figure 1: `t = load_relaxed(&q->top)`. Ordering: Relaxed, ordered
+        // by the fence above; the CAS below re-checks it for the last task
+        // (proofs-notes/model.md#store-buffering).
         let top = inner.top.load(Relaxed);
         // No `+ 1` below can overflow: `bottom` was just lowered by one.
         let empty = top > bottom;
@@ -686,12 +686,13 @@ impl<T> Worker<T> {
             empty
         };
         if empty {
-            // Empty: undo the reservation.
+            // Figure 1: empty, `store_relaxed(&q->bottom, b + 1)`.
             // Ordering: Relaxed, as for every owner store to bottom
             // (proofs-notes/linearizability.md#pop).
             inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
             return None;
         }
+        // Figure 1: `x = load_relaxed(&a->buffer[b % a->size])`.
         // SAFETY: only the owner writes slots (proofs-notes/reclamation.md#no-wrap).
         let task = unsafe { buffer.read(bottom) };
         if top == bottom {
@@ -700,7 +701,7 @@ impl<T> Worker<T> {
                 // SAFETY: none (a mutant); only used with plain-integer tasks.
                 return Some(unsafe { task.assume_init() });
             }
-            // The last task: race the thieves for it with a strong CAS.
+            // Figure 1: the last task, raced for with a strong CAS.
             // Ordering: SeqCst success, as in Lê et al.; the fences and the
             // CAS's atomicity already decide the race, so nothing depends on
             // it (proofs-notes/obligations.md#take-cas-seqcst).
@@ -708,7 +709,8 @@ impl<T> Worker<T> {
                 .top
                 .compare_exchange(top, top + 1, site!(TakeCasSeqCst, SeqCst), Relaxed)
                 .is_ok();
-            // Ordering: Relaxed; bottom = top now: empty
+            // Figure 1: `store_relaxed(&q->bottom, b + 1)`. Ordering:
+            // Relaxed; bottom = top now: empty
             // (proofs-notes/linearizability.md#pop).
             inner.bottom.store(bottom + 1, RELAXED_UNLESS_TSAN);
             if !won {
@@ -784,28 +786,48 @@ impl<T> Stealer<T> {
     pub fn steal(&self) -> Steal<T> {
         #[cfg(chase_lev_mutants)]
         crate::sites::enter(self.inner.mutant);
-        match self.look_for_a_task() {
-            Some(top) => self.steal_from(top),
-            None => Steal::Empty,
+        let inner = &*self.inner;
+        // Figure 1: `t = load_acquire(&q->top)`. Ordering: Acquire, as in
+        // Lê et al.: a thief that sees another's removal also sees the
+        // pushes before it, here before the empty look that comes ahead of
+        // the fence (proofs-notes/obligations.md#steal-top-acquire).
+        let top = inner.top.load(site!(StealTopAcquire, Acquire));
+        // Not in the figure: the empty look, `Empty` with no fence.
+        // Ordering: Relaxed: an `Empty` needs only coherence
+        // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
+        let bottom = inner.bottom.load(Relaxed);
+        #[cfg(chase_lev_mutants)]
+        let bottom = bottom - i64::from(mutant!(ThiefEmptyLookAtOne));
+        if top >= bottom {
+            return Steal::Empty;
         }
+        self.steal_from(top)
     }
 
-    /// Lê et al.'s `steal` after the empty look showed a task at `top`: the
-    /// buffer announced in this thread's hazard slot, the fence, `bottom`,
-    /// the buffer checked, the slot read, the CAS.
+    /// The rest of Lê et al.'s steal, after the empty look showed a task at
+    /// `top`: the fence and `b = load_acquire(&q->bottom)`, with the buffer
+    /// announced in a hazard slot before the fence and checked after it
+    /// (`Hazard::protect`); the slot read; the CAS.
     #[inline(never)]
     fn steal_from(&self, top: i64) -> Steal<T> {
-        let mut hazard = self.announce_buffer();
-        let bottom = self.fence_then_bottom();
-        if top >= bottom {
-            return emptied_meanwhile(hazard);
-        }
-        let Some((buffer, _bottom)) = self.announced_buffer(&mut hazard, top, bottom) else {
+        let inner = &*self.inner;
+        let Some((hazard, _bottom)) = Hazard::protect(&inner.buffer, || {
+            // After the fence. Ordering: Acquire, pairs with push's release
+            // fence so the task's bytes are visible
+            // (proofs-notes/model.md#message-passing).
+            let bottom = inner.bottom.load(site!(StealBottomAcquire, Acquire));
+            // Figure 1: `if (t < b)`.
+            (top < bottom).then_some(bottom)
+        }) else {
             return Steal::Empty;
         };
-        let Some(buffer) = held_buffer(&hazard, buffer, top) else {
+        let buffer = hazard.buffer();
+        // Not if the owner has moved to a buffer whose lap starts past
+        // `top`: `top` has moved on and the CAS would fail, a lost race
+        // (proofs-notes/reclamation.md#no-wrap).
+        if !buffer.covers(top) {
             return Steal::Retry;
-        };
+        }
         #[cfg(chase_lev_mutants)]
         if mutant!(StealFromBottom) || mutant!(ReadAfterCas) {
             let index = if !mutant!(StealFromBottom) {
@@ -816,22 +838,41 @@ impl<T> Stealer<T> {
                 return Steal::Retry;
             };
             // SAFETY: none (a mutant): the CAS claims `top`, not what is read.
-            let read = |buffer: &Buffer<T>| unsafe { buffer.read(index) };
-            let task = (!mutant!(ReadAfterCas)).then(|| read(buffer));
+            let read = || unsafe { buffer.read(index) };
+            let task = (!mutant!(ReadAfterCas)).then(read);
             if !self.claim(top, 1) {
                 return Steal::Retry;
             }
-            let task = task.unwrap_or_else(|| read(buffer));
+            let task = task.unwrap_or_else(read);
             // SAFETY: none (a mutant); only used with plain-integer tasks.
             return Steal::Success(unsafe { task.assume_init() });
         }
-        // Read before the CAS, as Lê et al. do: once the CAS is won the
-        // owner may retire the buffer or reuse the index.
-        // SAFETY: `top` is in the buffer's lap (`announced_buffer`), and no
+        // Figure 1: `x = load_relaxed(&a->buffer[t % a->size])`, before the
+        // CAS as Lê et al. do: once the CAS is won the owner may retire the
+        // buffer or reuse the index.
+        // SAFETY: `top` is in the buffer's lap (checked above), and no
         // thread writes its slot while a thief can read it
         // (proofs-notes/reclamation.md#no-wrap).
         let task: MaybeUninit<T> = unsafe { buffer.read(top) };
-        if !self.claim(top, 1) {
+        #[cfg(chase_lev_mutants)]
+        if mutant!(StealWithoutCas) {
+            // Ordering: SeqCst, a store, not a CAS, claims the task
+            // (proofs-notes/obligations.md#steal-without-cas).
+            inner.top.store(top + 1, SeqCst);
+            // SAFETY: none (a mutant); only used with plain-integer tasks.
+            return Steal::Success(unsafe { task.assume_init() });
+        }
+        // Figure 1: `compare_exchange_strong_explicit(&q->top, &t, t + 1,
+        // seq_cst, relaxed)`; `top < bottom`, so `top + 1` cannot overflow.
+        // Ordering: SeqCst success, as in Lê et al., where its release half
+        // orders the slot read before the owner's rewrite after a wrap; our
+        // buffers never wrap, so the CAS's atomicity is what claims the task
+        // (proofs-notes/obligations.md#steal-cas-seqcst).
+        if inner
+            .top
+            .compare_exchange(top, top + 1, site!(StealCasSeqCst, SeqCst), Relaxed)
+            .is_err()
+        {
             return Steal::Retry;
         }
         // SAFETY: the slot of `top` held a task (top < bottom, published by
@@ -841,130 +882,28 @@ impl<T> Stealer<T> {
         Steal::Success(unsafe { task.assume_init() })
     }
 
-    /// Lê et al.'s first load, `top`, then the thief's empty look: `None`
-    /// if `bottom` shows no task, before any hazard slot or fence.
-    #[inline(always)]
-    pub(crate) fn look_for_a_task(&self) -> Option<i64> {
-        let inner = &*self.inner;
-        let top = self.load_top();
-        // Ordering: Relaxed: an `Empty` needs only coherence, no fence
-        // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
-        let bottom = inner.bottom.load(Relaxed);
-        #[cfg(chase_lev_mutants)]
-        let bottom = bottom - i64::from(mutant!(ThiefEmptyLookAtOne));
-        if top >= bottom {
-            return None;
-        }
-        Some(top)
-    }
-
-    /// Announces the deque's buffer in a hazard slot of this thread's,
-    /// before the steal's fence, so that the one fence serves both the
-    /// algorithm and reclamation (proofs-notes/reclamation.md#hazard-slots).
-    #[inline(always)]
-    pub(crate) fn announce_buffer(&self) -> Hazard {
-        let inner = &*self.inner;
-        // Ordering: Relaxed: only the value to announce; the Acquire load
-        // after the fence checks it and synchronizes
-        // (proofs-notes/reclamation.md#hazard-slots).
-        Hazard::protect(inner.buffer.load(Relaxed).cast())
-    }
-
-    /// After the fence, with a task seen below `bottom`: the buffer to read
-    /// from `top` on, which must be the one `hazard` announced before the
-    /// fence, with the `bottom` seen after the last fence; `None` if the
-    /// owner replaced the buffer and the deque then looked empty. (A raw
-    /// pointer, which [`held_buffer`] checks and makes a reference.)
-    ///
-    /// The buffer is the pointer as loaded after the fence, not the
-    /// announced copy: the two are equal, but if the announced buffer was
-    /// freed and a new one took its address, only the fresh load points
-    /// into the live allocation.
-    #[inline(always)]
-    pub(crate) fn announced_buffer(
-        &self,
-        hazard: &mut Hazard,
-        top: i64,
-        mut bottom: i64,
-    ) -> Option<(*mut Buffer<T>, i64)> {
-        let inner = &*self.inner;
-        // Ordering: Acquire, pairs with the release store of a new buffer
-        // (proofs-notes/reclamation.md#publication).
-        let mut buffer = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
-        if !hazard.covers(buffer.cast()) {
-            (buffer, bottom) = self.protect_again(hazard.slot(), buffer, top);
-            hazard.announced(buffer.cast());
-            if top >= bottom {
-                return None;
-            }
-        }
-        Some((buffer, bottom))
-    }
-
-    /// The owner replaced the buffer after the announcement: announce the
-    /// new one in `slot` and fence again, until the pointer loaded after the
-    /// fence is the announced one (returned with the bottom seen after that
-    /// fence) or the deque looks empty (a bottom at or below `top`). Only a
-    /// buffer change, which is progress of the owner's, repeats this
-    /// (lock-free). Out of line and on copies, so that the common steal
-    /// keeps its hazard in registers.
-    #[cold]
-    #[inline(never)]
-    fn protect_again(
-        &self,
-        slot: HazardSlot,
-        mut buffer: *mut Buffer<T>,
-        top: i64,
-    ) -> (*mut Buffer<T>, i64) {
-        let inner = &*self.inner;
-        loop {
-            slot.announce(buffer.cast());
-            // Ordering: the steal's SeqCst fence, as in `steal_from`
-            // (proofs-notes/reclamation.md#hazard-slots).
-            let bottom = self.fence_then_bottom();
-            if top >= bottom {
-                return (buffer, bottom);
-            }
-            // Ordering: Acquire, as in `announced_buffer`
-            // (proofs-notes/reclamation.md#publication).
-            let now = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
-            if now == buffer {
-                return (buffer, bottom);
-            }
-            buffer = now;
-        }
-    }
-
+    /// `top`, as the steal loads it (for `len` and the batch steal's next
+    /// looks).
     #[inline(always)]
     pub(crate) fn load_top(&self) -> i64 {
-        let inner = &*self.inner;
-        // Ordering: Acquire, as in Lê et al.: a thief that sees another's
-        // removal also sees the pushes before it, before the empty look that
-        // comes ahead of the fence (proofs-notes/obligations.md#steal-top-acquire).
-        inner.top.load(site!(StealTopAcquire, Acquire))
+        // Ordering: Acquire, as in `steal`
+        // (proofs-notes/obligations.md#steal-top-acquire).
+        self.inner.top.load(site!(StealTopAcquire, Acquire))
     }
 
-    /// Lê et al.'s fence, then the load of `bottom`.
+    /// The steal's fence, then its load of `bottom` (for `len` and the
+    /// batch steal's next looks).
     #[inline(always)]
     pub(crate) fn fence_then_bottom(&self) -> i64 {
-        // Ordering: SeqCst fence, paired with the owner's pop fence (and other
-        // thieves' fences): owner and thief cannot both miss each other's
-        // write (proofs-notes/model.md#store-buffering). In a steal it also
-        // orders the hazard store before the second buffer load
-        // (proofs-notes/reclamation.md#hazard-slots).
+        // Ordering: SeqCst fence, as in `Hazard::protect`
+        // (proofs-notes/model.md#store-buffering).
         site!(StealFence, fence(SeqCst));
-        self.load_bottom()
+        // Ordering: Acquire, as in `steal_from`
+        // (proofs-notes/model.md#message-passing).
+        self.inner.bottom.load(site!(StealBottomAcquire, Acquire))
     }
 
-    #[inline(always)]
-    fn load_bottom(&self) -> i64 {
-        let inner = &*self.inner;
-        // Ordering: Acquire, pairs with push's release fence so the task's
-        // bytes are visible (proofs-notes/model.md#message-passing).
-        inner.bottom.load(site!(StealBottomAcquire, Acquire))
-    }
-
-    /// The thief's CAS that claims `count` tasks from `top`.
+    /// The CAS of a batch steal, which claims `count` tasks from `top`.
     #[inline(always)]
     pub(crate) fn claim(&self, top: i64, count: i64) -> bool {
         let inner = &*self.inner;
@@ -978,45 +917,13 @@ impl<T> Stealer<T> {
             inner.top.store(next, SeqCst);
             return true;
         }
-        // Ordering: SeqCst success, as in Lê et al., where its release half
-        // orders the slot read before the owner's rewrite after a wrap; our
-        // buffers never wrap, so the CAS's atomicity is what claims the task
+        // Ordering: SeqCst success, as in `steal_from`
         // (proofs-notes/obligations.md#steal-cas-seqcst).
         inner
             .top
             .compare_exchange(top, next, site!(StealCasSeqCst, SeqCst), Relaxed)
             .is_ok()
     }
-}
-
-/// The buffer check of a steal: `buffer`, loaded after the fence that
-/// followed `hazard`'s announcement of it, as a reference that lives as long
-/// as the hazard, if its lap holds `top`.
-#[inline(always)]
-pub(crate) fn held_buffer<T>(
-    _hazard: &Hazard,
-    buffer: *mut Buffer<T>,
-    top: i64,
-) -> Option<&Buffer<T>> {
-    // SAFETY: this thread's hazard slot held this address before a fence
-    // after which the deque's buffer pointer still was this one, so the
-    // owner will not free it while `_hazard` lives
-    // (proofs-notes/reclamation.md#hazard-slots).
-    let buffer = unsafe { &*buffer };
-    // Not if the owner has moved to a buffer whose lap starts past `top`:
-    // `top` has moved on and the CAS would fail, a lost race
-    // (proofs-notes/reclamation.md#no-wrap).
-    buffer.covers(top).then_some(buffer)
-}
-
-/// A steal whose look showed a task but whose `bottom` after the fence
-/// shows none: the owner or another thief took it meanwhile. Out of line
-/// (the hazard ends here), so that the common steal's exits stay apart.
-#[cold]
-#[inline(never)]
-fn emptied_meanwhile<T>(hazard: Hazard) -> Steal<T> {
-    drop(hazard);
-    Steal::Empty
 }
 
 // --------------------------------------------------------------- indices --

@@ -290,6 +290,8 @@ mod sites;
 mod buffer;
 // Hazard slots and retired buffers.
 mod reclamation;
+// The guard a steal holds on the buffer it reads.
+mod hazard;
 // The result of a steal.
 mod steal;
 // The owner's handle: constructors, `len`, `capacity` (read it after

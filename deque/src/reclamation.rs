@@ -302,7 +302,7 @@ impl Record {
     /// Announces that this thread may read `buffer`. The caller then issues
     /// the steal's SeqCst fence and loads the buffer pointer again.
     #[inline(always)]
-    fn protect(&self, buffer: *mut ()) {
+    fn announce(&self, buffer: *mut ()) {
         // Ordering: Release, so that an owner whose scan reads this value
         // also sees this thread's earlier reads of buffers as done; the
         // steal's SeqCst fence after it orders it before the thief's second
@@ -554,36 +554,35 @@ impl Drop for AfterRecordReleased {
     }
 }
 
-/// The thief's side: keeps a hazard slot on one buffer until dropped.
-pub(crate) struct Hazard {
+/// The hazard slot of one steal: this thread's own record, or one borrowed
+/// for this steal alone. Announcing a buffer in it is one store; dropping
+/// it clears it (and gives a borrowed record back). The guard that steals
+/// hold, which announces, fences and checks, is `hazard::Hazard`.
+pub(crate) struct HazardSlot {
     record: *const Record,
     /// Null when `record` is this thread's own; else the chunk of a record
     /// borrowed for this steal alone (`OwnedRecord::into_raw`), given back
-    /// when the hazard drops: during a thread's destruction, when its
+    /// when the slot drops: during a thread's destruction, when its
     /// thread-local is gone, or when this steal is nested in another of the
     /// same thread, which holds the thread's record
     /// (proofs-notes/reclamation.md#nested-steals). A pointer rather than
-    /// the `OwnedRecord` itself, so that a hazard is plain words a steal
+    /// the `OwnedRecord` itself, so that a slot is plain words a steal
     /// keeps in registers.
     borrowed: *const Chunk,
-    buffer: *mut (),
 }
 
-impl Hazard {
-    /// Publishes `buffer` in a hazard slot: this thread's own, unless a steal
-    /// of this thread already protects through it. The caller must issue
-    /// the SeqCst fence next, and then check the pointer it loads with
-    /// `covers`.
+impl HazardSlot {
+    /// A slot for one steal, `buffer` announced in it: this thread's own,
+    /// unless a steal of this thread already announces through it.
     #[inline(always)]
-    pub(crate) fn protect(buffer: *mut ()) -> Hazard {
+    pub(crate) fn new(buffer: *mut ()) -> HazardSlot {
         let own = this_threads_record();
         #[cfg(chase_lev_mutants)]
         if own.is_none() && mutant!(DestructorStealUnannounced) {
             // Nothing to announce in: a record, but no announcement.
-            return Hazard {
+            return HazardSlot {
                 record: borrow_a_record().0,
                 borrowed: ptr::null(),
-                buffer,
             };
         }
         let (record, borrowed) = match own {
@@ -592,36 +591,17 @@ impl Hazard {
             Some(own) if unsafe { &*own }.start_protecting() => (own, ptr::null()),
             _ => borrow_a_record(),
         };
+        let slot = HazardSlot { record, borrowed };
+        slot.announce(buffer);
+        slot
+    }
+
+    /// Announces `buffer` in this slot (instead of the one before).
+    #[inline(always)]
+    pub(crate) fn announce(&self, buffer: *mut ()) {
         // SAFETY: the record is kept alive by this thread's thread-local or
-        // by the borrowed claim, which the hazard holds.
-        unsafe { &*record }.protect(buffer);
-        Hazard {
-            record,
-            borrowed,
-            buffer,
-        }
-    }
-
-    /// This hazard's slot, for a re-announcement out of line: a copy, so
-    /// that the hazard itself need not leave the steal's registers.
-    #[inline(always)]
-    pub(crate) fn slot(&self) -> HazardSlot {
-        HazardSlot {
-            record: self.record,
-        }
-    }
-
-    /// Records that `buffer` is now announced (through [`Hazard::slot`]).
-    #[inline(always)]
-    pub(crate) fn announced(&mut self, buffer: *mut ()) {
-        self.buffer = buffer;
-    }
-
-    /// Whether `buffer`, loaded after the fence, is the one this hazard
-    /// protects (if not, the owner replaced it meanwhile).
-    #[inline(always)]
-    pub(crate) fn covers(&self, buffer: *mut ()) -> bool {
-        self.buffer == buffer
+        // by the borrowed claim, which the slot holds.
+        unsafe { &*self.record }.announce(buffer);
     }
 }
 
@@ -639,25 +619,7 @@ fn borrow_a_record() -> (*const Record, *const Chunk) {
     (record, chunk)
 }
 
-/// The slot of a live [`Hazard`], to announce another buffer in it.
-#[derive(Clone, Copy)]
-pub(crate) struct HazardSlot {
-    record: *const Record,
-}
-
-impl HazardSlot {
-    /// Announces `buffer` instead (the owner replaced the announced one);
-    /// the caller must issue a SeqCst fence again, and tell the hazard
-    /// ([`Hazard::announced`]).
-    #[inline(always)]
-    pub(crate) fn announce(self, buffer: *mut ()) {
-        // SAFETY: as in `Hazard::protect`: the hazard this slot came from
-        // is alive, and keeps the record alive.
-        unsafe { &*self.record }.protect(buffer);
-    }
-}
-
-impl Drop for Hazard {
+impl Drop for HazardSlot {
     #[inline(always)]
     fn drop(&mut self) {
         if crate::sync::model_is_unwinding() {
@@ -665,7 +627,7 @@ impl Drop for Hazard {
             // borrowed record stays claimed, as its registry is leaked).
             return;
         }
-        // SAFETY: as in `protect`.
+        // SAFETY: as in `announce`.
         unsafe { &*self.record }.clear();
         if !self.borrowed.is_null() {
             // SAFETY: `borrow_a_record` kept this claim with `into_raw`, once.
@@ -674,7 +636,7 @@ impl Drop for Hazard {
     }
 }
 
-/// Gives back a record borrowed for one hazard.
+/// Gives back a record borrowed for one steal's slot.
 ///
 /// # Safety
 /// `chunk` and `record` came from one `OwnedRecord::into_raw`, once.
@@ -898,7 +860,7 @@ mod tests {
         // The last record of the third chunk (its fourth word) holds buffer 3.
         let holder = held.last().expect("records");
         // SAFETY: the record is held by `holder`, alive until the end.
-        unsafe { &*holder.record() }.protect(buffers[2].cast());
+        unsafe { &*holder.record() }.announce(buffers[2].cast());
         assert_eq!(registry.keep_protected_first(&mut buffers), 1);
         assert_eq!(buffers[0], third, "the held buffer comes first");
         drop(held);

@@ -435,7 +435,7 @@ fn a_buffer_a_thief_announced_is_kept_until_the_thief_lets_go() {
     worker.push(1);
     // Ordering: Relaxed, the owner's own pointer (proofs-notes/reclamation.md#hazard-slots).
     let buffer = worker.inner.buffer.load(crate::sync::Ordering::Relaxed);
-    let announced = crate::reclamation::Hazard::protect(buffer.cast());
+    let announced = crate::reclamation::HazardSlot::new(buffer.cast());
     (2..=3).for_each(|task| worker.push(task)); // grows: retires the announced buffer
     assert_eq!(retired_not_freed(&worker), 1);
     (4..=5).for_each(|task| worker.push(task)); // grows again: the first is still held
