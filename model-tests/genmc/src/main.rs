@@ -571,8 +571,28 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher() {
     each_taken_once(1, taken);
 }
 
+/// Cost probe: one execution, no thread: push and pop (no hazard record).
+fn probe_push_pop_on_one_thread() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    finish(owner, taken, 1, Vec::new());
+}
+
+/// Cost probe: one execution, no thread: a steal on the main thread (which
+/// claims its hazard record, making the registry's first chunk).
+fn probe_steal_on_one_thread() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    let taken = steal(&owner.stealer());
+    finish(owner, taken, 1, Vec::new());
+}
+
 /// Every scenario, by name.
 const SCENARIOS: &[(&str, fn())] = &[
+    ("probe_push_pop_on_one_thread", probe_push_pop_on_one_thread),
+    ("probe_steal_on_one_thread", probe_steal_on_one_thread),
     (
         "push_push_pop_against_a_steal",
         push_push_pop_against_a_steal,
