@@ -386,6 +386,20 @@ fn one_task_pop_pop_against_a_steal() {
     finish(owner, taken, 1, vec![thief]);
 }
 
+/// Capacity 1, task 1 in it; a thief steals once while the owner's push of
+/// task 2 grows the deque (copy, publish, retire, scan, free): the
+/// smallest shape of the retire's store buffering against the steal's
+/// (`retire-fence`: without the owner's fence its scan may miss the
+/// thief's hazard while the thief's reload misses the new buffer, and the
+/// thief reads the freed buffer).
+fn grow_while_a_thief_steals_once() {
+    let owner = worker(false, 1);
+    push(&owner, 1);
+    let thief = thief(owner.stealer(), 1);
+    push(&owner, 2);
+    finish(owner, Vec::new(), 2, vec![thief]);
+}
+
 /// Capacity 1: the second push grows the deque (copy, publish, retire the
 /// old buffer, scan the hazard slots, free it unless held) while a thief
 /// steals twice: a free the thief can still read is a use after free that
@@ -910,6 +924,10 @@ const SCENARIOS: &[(&str, fn())] = &[
         thief_of_the_destination_sees_the_batch,
     ),
     ("grow_while_a_thief_steals", grow_while_a_thief_steals),
+    (
+        "grow_while_a_thief_steals_once",
+        grow_while_a_thief_steals_once,
+    ),
     (
         "grow_while_a_thief_steals_twice",
         grow_while_a_thief_steals_twice,
