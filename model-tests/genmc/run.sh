@@ -76,7 +76,7 @@ if [ $matrix = 1 ]; then
             report=$(grep -m1 -E '^error' "$out" | tr '\t' ' ')
         elif grep -q ' no error$' <<<"$line"; then
             verdict=survived
-            executions=$(awk '{ print $2 }' <<<"$line")
+            executions=$(awk '{ print $3 }' <<<"$line")
             report="no error in $executions executions"
         elif grep -q ' error ' <<<"$line"; then
             verdict=killed
