@@ -46,6 +46,16 @@ macro_rules! unnamed {
 #[cfg(not(chase_lev_mutants))]
 unnamed!(AtomicI64, AtomicU64, AtomicUsize);
 
+/// (GenMC build.) The hazard registry's 8-bit mask word, unnamed and, in
+/// the mutant build, not logged (`reclamation.rs`, `MaskWord`).
+#[cfg(chase_lev_genmc)]
+impl Named for crate::sync::AtomicU8 {
+    #[inline(always)]
+    fn named(self, _name: &'static str) -> Self {
+        self
+    }
+}
+
 #[cfg(not(chase_lev_mutants))]
 impl<T> Named for AtomicPtr<T> {
     #[inline(always)]

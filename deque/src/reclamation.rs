@@ -39,7 +39,7 @@
 use core::cell::Cell;
 use core::ptr;
 
-use crate::atomic::{fence, AtomicPtr, AtomicU64, Named};
+use crate::atomic::{fence, AtomicPtr, Named};
 use crate::buffer::Buffer;
 #[cfg(chase_lev_mutants)]
 use crate::sites::mutant;
@@ -47,8 +47,26 @@ use crate::sites::site;
 use crate::sync::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
 use crate::sync::{CachePadded, StdArc};
 
-/// Records per word of a chunk's in-use mask.
-const RECORDS_PER_WORD: usize = 64;
+/// A word of a chunk's in-use mask, one bit a record.
+#[cfg(not(chase_lev_genmc))]
+type MaskWord = crate::atomic::AtomicU64;
+/// The value of a [`MaskWord`].
+#[cfg(not(chase_lev_genmc))]
+type MaskBits = u64;
+
+/// (GenMC build.) A mask word of 8 bits, so that the first chunk has 8
+/// records: every record a chunk holds is memory each execution writes, and
+/// under this GenMC a chunk of 64 costs seconds an execution
+/// (proofs-notes/limits.md#miris-genmc-mode). The same code claims, scans
+/// and releases the bits; only the word is narrower.
+#[cfg(chase_lev_genmc)]
+use crate::sync::AtomicU8 as MaskWord;
+/// The value of a [`MaskWord`].
+#[cfg(chase_lev_genmc)]
+type MaskBits = u8;
+
+/// Records per word of a chunk's in-use mask: 64 (8 in the GenMC build).
+const RECORDS_PER_WORD: usize = MaskBits::BITS as usize;
 
 /// The most mask words of one chunk (2,048 records, 256 KiB): chunks double
 /// in size up to it, so that the list stays short, and stay at it, so that
@@ -78,7 +96,7 @@ pub(crate) struct Chunk {
     /// Bit `i` of word `w` is set while record `64 w + i` is held by a
     /// thread. The words side by side, so that a scan reads them as a few
     /// cache lines of one allocation.
-    in_use: Box<[AtomicU64]>,
+    in_use: Box<[MaskWord]>,
     /// The next chunk of the registry; set once, when that chunk is
     /// published.
     next: AtomicPtr<Chunk>,
@@ -207,7 +225,7 @@ impl Registry {
 fn publish_chunk(link: &AtomicPtr<Chunk>, words: usize) -> *mut Chunk {
     let new = StdArc::into_raw(StdArc::new(Chunk {
         in_use: (0..words)
-            .map(|_| AtomicU64::new(0).named("records.in_use"))
+            .map(|_| MaskWord::new(0).named("records.in_use"))
             .collect(),
         next: AtomicPtr::new(ptr::null_mut()).named("records.next"),
         records: (0..words * RECORDS_PER_WORD)
@@ -265,7 +283,7 @@ impl Chunk {
 
 /// Sets the lowest clear bit of `mask` and returns its place, unless every
 /// bit is set.
-fn claim_a_bit(mask: &AtomicU64) -> Option<usize> {
+fn claim_a_bit(mask: &MaskWord) -> Option<usize> {
     // Ordering: Relaxed: only a guess of the free bits; the CAS decides
     // (proofs-notes/reclamation.md#records).
     let mut in_use = mask.load(Relaxed);
@@ -410,7 +428,7 @@ impl Drop for OwnedRecord {
         let release = site!(RecordHandoffRelease, Release);
         let (word, bit) = (self.index / RECORDS_PER_WORD, self.index % RECORDS_PER_WORD);
         // Ordering: as above (proofs-notes/reclamation.md#records).
-        self.chunk.in_use[word].fetch_and(!(1u64 << bit), release);
+        self.chunk.in_use[word].fetch_and(!(1 << bit), release);
     }
 }
 

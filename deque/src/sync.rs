@@ -41,6 +41,10 @@ pub(crate) use std::sync::Arc;
 #[cfg(not(chase_lev_genmc))]
 pub(crate) use std::sync::Arc as StdArc;
 
+/// (GenMC build.) The hazard registry's mask word, 8 bits here
+/// (`reclamation.rs`, `MaskWord`; proofs-notes/limits.md#miris-genmc-mode).
+#[cfg(chase_lev_genmc)]
+pub(crate) use backend::AtomicU8;
 #[cfg(chase_lev_genmc)]
 pub(crate) use genmc::{Arc, Arc as StdArc, InitialValue};
 
@@ -495,7 +499,7 @@ pub(crate) fn thread_label() -> Option<String> {
 mod genmc {
     use core::ptr::NonNull;
 
-    use super::backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
+    use super::backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize};
     use super::Ordering::{Acquire, Relaxed, Release};
 
     /// An atomic whose value was written plainly (made, then moved to where
@@ -527,6 +531,7 @@ mod genmc {
 
     initial_value!([] AtomicI64);
     initial_value!([] AtomicU64);
+    initial_value!([] AtomicU8);
     initial_value!([] AtomicUsize);
     initial_value!([T] AtomicPtr<T>);
 

@@ -14,6 +14,14 @@
 #   bash model-tests/genmc/run.sh --expect-kill take-fence NAME
 #       as --mutant, and fails unless GenMC reports an error (the mutant is
 #       killed); prints what it found
+#   bash model-tests/genmc/run.sh --matrix [MUTANT...]
+#       the GenMC column of the mutation matrix: each mutant of
+#       mutant-scenarios.tsv (every ordering and fence mutant of
+#       model-tests/mutants.md, with the scenario it runs on), or the ones
+#       named, one after another, each in a build of its own; writes its
+#       row of genmc-results.tsv (killed only when GenMC reports an
+#       error). CHASE_LEV_GENMC_TIMEOUT (seconds, default 1500) stops a
+#       run that has not finished: its verdict is then "unfinished".
 #
 # Exits non-zero if a scenario of the shipped code fails (or, with
 # --expect-kill, if the mutant survives).
@@ -25,13 +33,83 @@ home=${CHASE_LEV_GENMC_HOME:-$HOME/.cache/chase-lev-genmc}
 
 mutant=""
 expect_kill=0
+matrix=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --mutant) mutant=$2; shift 2 ;;
         --expect-kill) mutant=$2; expect_kill=1; shift 2 ;;
+        --matrix) matrix=1; shift ;;
         *) break ;;
     esac
 done
+
+if [ $matrix = 1 ]; then
+    # Each mutant through this script (--mutant), its verdict from the
+    # output: "killed" only when GenMC reported an error.
+    table=$here/mutant-scenarios.tsv
+    results=$here/genmc-results.tsv
+    timeout=${CHASE_LEV_GENMC_TIMEOUT:-1500}
+    if [ $# -gt 0 ]; then
+        mutants=("$@")
+    else
+        read -r -a mutants <<<"$(tail -n +2 "$table" | cut -f1 | tr '\n' ' ')"
+    fi
+    header=$'mutant\tscenario\tverdict\texecutions\tseconds\twhat GenMC reported\tmachine'
+    [ -f "$results" ] || echo "$header" >"$results"
+    # Seconds are wall clock, the mutant build's compilation included.
+    cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+    machine="$cpu, $(nproc) cores${CHASE_LEV_GENMC_SHARED:+, shared}"
+    for name in "${mutants[@]}"; do
+        scenario=$(awk -F'\t' -v m="$name" '$1 == m { print $2 }' "$table")
+        if [ -z "$scenario" ]; then
+            echo "genmc: $name is not in $table" >&2
+            exit 2
+        fi
+        out=$(mktemp)
+        start=$(date +%s)
+        timeout "$timeout" bash "$0" --mutant "$name" "$scenario" >"$out" 2>&1 || true
+        seconds=$(($(date +%s) - start))
+        line=$(grep -E "^\[$name\] $scenario " "$out" | tail -n 1 || true)
+        if grep -q -E '^error\[E|could not compile' "$out"; then
+            verdict="did not build"
+            executions=-
+            report=$(grep -m1 -E '^error' "$out" | tr '\t' ' ')
+        elif grep -q ' no error$' <<<"$line"; then
+            verdict=survived
+            executions=$(awk '{ print $3 }' <<<"$line")
+            report="no error in $executions executions"
+        elif grep -q ' error ' <<<"$line"; then
+            verdict=killed
+            # (This GenMC prints no execution count when it stops at an error.)
+            report=$(grep -m1 -E '^(genmc scenario failed|error)' "$out" | tr '\t' ' ')
+            executions=-
+        else
+            verdict=unfinished
+            executions=-
+            report="stopped after $timeout s (or did not build): $(tail -n 1 "$out" | tr '\t' ' ')"
+        fi
+        row=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s' "$name" "$scenario" "$verdict" \
+            "$executions" "$seconds" "$report" "$machine")
+        echo "$row"
+        cp "$out" "${CHASE_LEV_GENMC_LOGS:-$here/target}/matrix-$name.log" 2>/dev/null || true
+        rm -f "$out"
+        # This mutant's row replaces its old one; rows in the table's order.
+        {
+            head -n 1 "$results"
+            {
+                tail -n +2 "$results" | awk -F'\t' -v m="$name" '$1 != m'
+                echo "$row"
+            } | awk -F'\t' -v order="$table" '
+                BEGIN { while ((getline l < order) > 0) { split(l, f, "\t"); rank[f[1]] = ++n } }
+                { print rank[$1] "\t" $0 }' | sort -n -k1,1 | cut -f2-
+        } >"$results.new"
+        mv "$results.new" "$results"
+        if [ "${CHASE_LEV_GENMC_KEEP_TARGETS:-0}" != 1 ]; then
+            rm -rf "$here/target/mutant-$name"
+        fi
+    done
+    exit 0
+fi
 
 if [ ! -f "$sources/build.sh" ]; then
     echo "genmc: no GenMC sources at $sources (set CHASE_LEV_GENMC_SOURCES)" >&2

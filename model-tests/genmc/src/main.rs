@@ -86,11 +86,34 @@ fn spawn<R: 'static>(work: impl FnOnce() -> R + 'static) -> Thread<R> {
         chase_lev::genmc::end_of_thread();
         core::ptr::null_mut()
     }
+    start_thread(run::<R>, work)
+}
+
+/// As `spawn`, but the thread ends without giving its hazard record back:
+/// the record stays claimed for the rest of the execution, as the record
+/// of a thread still running would.
+fn spawn_keeping_the_record<R: 'static>(work: impl FnOnce() -> R + 'static) -> Thread<R> {
+    extern "C" fn run<R>(slot: *mut c_void) -> *mut c_void {
+        // SAFETY: `spawn_keeping_the_record` passes its slot, which
+        // outlives the thread.
+        let slot = unsafe { &mut *slot.cast::<Slot<R>>() };
+        let work = slot.0.take().expect("the work, once");
+        slot.1 = Some(work());
+        core::ptr::null_mut()
+    }
+    start_thread(run::<R>, work)
+}
+
+/// Starts a thread running `run` on a slot holding `work`.
+fn start_thread<R: 'static>(
+    run: extern "C" fn(*mut c_void) -> *mut c_void,
+    work: impl FnOnce() -> R + 'static,
+) -> Thread<R> {
     let work: Box<dyn FnOnce() -> R> = Box::new(work);
     let slot = Box::into_raw(Box::new((Some(work), None)));
     let mut id: libc::pthread_t = 0;
-    // SAFETY: `run::<R>` takes the slot made for it just above.
-    if unsafe { libc::pthread_create(&mut id, core::ptr::null(), run::<R>, slot.cast()) } != 0 {
+    // SAFETY: `run` takes the slot made for it just above.
+    if unsafe { libc::pthread_create(&mut id, core::ptr::null(), run, slot.cast()) } != 0 {
         fail("pthread_create");
     }
     Thread { id, slot }
@@ -147,6 +170,30 @@ fn worker(fifo: bool, capacity: usize) -> Worker<Task> {
     };
     #[cfg(feature = "mutants")]
     return Worker::new_mutant(fifo, capacity, false, mutant());
+}
+
+/// A bounded worker of `capacity` slots.
+fn bounded_worker(fifo: bool, capacity: usize) -> Worker<Task> {
+    #[cfg(not(feature = "mutants"))]
+    return if fifo {
+        Worker::new_fifo_bounded(capacity)
+    } else {
+        Worker::new_lifo_bounded(capacity)
+    };
+    #[cfg(feature = "mutants")]
+    return Worker::new_mutant(fifo, capacity, true, mutant());
+}
+
+/// The owner's `try_push`; a refused task goes back to the caller, which
+/// adds it to `taken` (it is accounted for, not lost).
+fn try_push(worker: &Worker<Task>, task: u64, taken: &mut Vec<Task>) -> bool {
+    match worker.try_push(Box::new(task)) {
+        Ok(()) => true,
+        Err(task) => {
+            taken.push(task);
+            false
+        }
+    }
 }
 
 /// An empty injector, where it stays, its atomics given their initial stores.
@@ -224,6 +271,70 @@ fn finish(owner: Worker<Task>, mut taken: Vec<Task>, pushed: u64, threads: Vec<T
     each_taken_once(pushed, taken);
 }
 
+/// A thief that steals once from a deque that holds a task from before the
+/// thief starts until this thief itself takes one (the owner takes fewer
+/// tasks than there are): an `Empty` is never linearizable there, so it
+/// fails the execution (a `Retry`, a lost race, is allowed).
+fn thief_that_must_not_find_it_empty(stealer: Stealer<Task>) -> Thread<Vec<Task>> {
+    spawn(move || match stealer.steal() {
+        Steal::Success(task) => vec![task],
+        Steal::Retry => Vec::new(),
+        Steal::Empty => fail("a thief found empty a deque that held a task throughout"),
+    })
+}
+
+/// Every task left in `queue`, stolen (a bounded number of tries).
+fn drain_injector(queue: &Injector<Task>, taken: &mut Vec<Task>) {
+    for _ in 0..8 {
+        match queue.steal() {
+            Steal::Success(task) => taken.push(task),
+            Steal::Empty => break,
+            Steal::Retry => {}
+        }
+    }
+    if !queue.is_empty() {
+        fail("the injector still holds tasks after the drain");
+    }
+}
+
+/// A thread that steals a batch from the injector into a worker of its own
+/// (and, with `and_pop`, takes one task of it at once), then drains it.
+fn injector_batch_thief(
+    queue: Shared<Injector<Task>>,
+    fifo: bool,
+    and_pop: bool,
+) -> Thread<Vec<Task>> {
+    spawn(move || {
+        let destination = worker(fifo, 4);
+        let mut taken = Vec::new();
+        if and_pop {
+            if let Steal::Success(task) = queue.get().steal_batch_and_pop(&destination) {
+                taken.push(task);
+            }
+        } else {
+            let _ = queue.get().steal_batch(&destination);
+        }
+        drain(&destination, &mut taken, 8);
+        taken
+    })
+}
+
+/// Joins `threads`, drains the injector, drops it, and checks that tasks
+/// `1..=pushed` were each taken once.
+fn finish_injector(
+    queue: Box<Injector<Task>>,
+    mut taken: Vec<Task>,
+    pushed: u64,
+    threads: Vec<Thread<Vec<Task>>>,
+) {
+    for thread in threads {
+        taken.extend(thread.join());
+    }
+    drain_injector(&queue, &mut taken);
+    drop(queue);
+    each_taken_once(pushed, taken);
+}
+
 // -------------------------------------------------------------- scenarios --
 
 /// Around the last task: tasks 1 and 2 are in the deque before the thief
@@ -273,6 +384,20 @@ fn one_task_pop_pop_against_a_steal() {
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 1, vec![thief]);
+}
+
+/// Capacity 1, task 1 in it; a thief steals once while the owner's push of
+/// task 2 grows the deque (copy, publish, retire, scan, free): the
+/// smallest shape of the retire's store buffering against the steal's
+/// (`retire-fence`: without the owner's fence its scan may miss the
+/// thief's hazard while the thief's reload misses the new buffer, and the
+/// thief reads the freed buffer).
+fn grow_while_a_thief_steals_once() {
+    let owner = worker(false, 1);
+    push(&owner, 1);
+    let thief = thief(owner.stealer(), 1);
+    push(&owner, 2);
+    finish(owner, Vec::new(), 2, vec![thief]);
 }
 
 /// Capacity 1: the second push grows the deque (copy, publish, retire the
@@ -571,8 +696,209 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher() {
     each_taken_once(1, taken);
 }
 
+/// Cost probe: one execution, no thread: push and pop (no hazard record).
+fn probe_push_pop_on_one_thread() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    finish(owner, taken, 1, Vec::new());
+}
+
+/// Cost probe: one execution, no thread: a steal on the main thread (which
+/// claims its hazard record, making the registry's first chunk).
+fn probe_steal_on_one_thread() {
+    let owner = worker(false, 4);
+    push(&owner, 1);
+    let taken = steal(&owner.stealer());
+    finish(owner, taken, 1, Vec::new());
+}
+
+/// More record holders than the first chunk of the hazard registry has
+/// records (8 in the GenMC build): eight thieves, one after another, each
+/// steal a task from a second deque and end without giving their records
+/// back (so the records stay claimed, as those of threads still running
+/// would). Then two thieves steal at once from the owner's deque while the
+/// owner's push grows it: each thief finds the first chunk full and races
+/// to publish the second (the loser frees its own), and the owner's scan
+/// reads the first chunk's records and follows the link to the second,
+/// where a thief's hazard may be.
+fn two_thieves_add_a_record_chunk_while_the_owner_grows() {
+    let warm_up = worker(false, 8);
+    for task in 1..=8 {
+        push(&warm_up, task);
+    }
+    let mut taken = Vec::new();
+    for _ in 0..8 {
+        let stealer = warm_up.stealer();
+        // Not `spawn`: this thread keeps its record.
+        taken.extend(spawn_keeping_the_record(move || steal(&stealer)).join());
+    }
+    drain(&warm_up, &mut taken, 8);
+    drop(warm_up);
+    let owner = worker(false, 2);
+    push(&owner, 9);
+    push(&owner, 10);
+    let first = thief(owner.stealer(), 1);
+    let second = thief(owner.stealer(), 1);
+    push(&owner, 11); // grows to 4 slots, retires the first buffer
+    finish(owner, taken, 11, vec![first, second]);
+}
+
+/// A client's store-buffering handshake through SeqCst accesses alone (no
+/// fence): the main thread pushes, then loads a flag with SeqCst; the
+/// thief stores the flag with SeqCst, then steals. They cannot both miss
+/// each other, as the push's CAS on the tail is SeqCst
+/// (`injector-push-cas-seqcst`, proofs-notes/injector.md).
+fn injector_steal_that_misses_a_push_is_seen_by_a_seqcst_flag() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
+    let queue = injector();
+    let flag = Box::new(AtomicBool::new(false));
+    flag.store(false, Relaxed); // its initial store, where it stays
+    let shared = Shared(&*queue as *const Injector<Task>);
+    let flag_shared = Shared(&*flag as *const AtomicBool);
+    let thief = spawn(move || {
+        flag_shared.get().store(true, SeqCst);
+        match shared.get().steal() {
+            Steal::Success(task) => vec![task],
+            Steal::Empty | Steal::Retry => Vec::new(),
+        }
+    });
+    queue.push(Box::new(1));
+    let pusher_saw_the_flag = flag.load(SeqCst);
+    let mut taken = thief.join();
+    if !pusher_saw_the_flag && taken.is_empty() {
+        fail("the pusher missed the thief's flag and the thief's steal missed the push");
+    }
+    for _ in 0..4 {
+        match queue.steal() {
+            Steal::Success(task) => taken.push(task),
+            Steal::Empty => break,
+            Steal::Retry => {}
+        }
+    }
+    drop(queue);
+    each_taken_once(1, taken);
+}
+
+// ------------------------------------------- loom's scenarios, under GenMC --
+// Each as loom's scenario of the same name (model-tests/src/scenarios.rs),
+// where the mutation matrix names it for a mutant.
+
+/// A one-slot LIFO deque: the owner pushes and pops twice, the second push
+/// starting a new lap (a buffer change and its scan), while a thief that
+/// started first steals once (`record-publish-release` in loom's matrix).
+fn push_pop_around_empty_across_a_lap_against_a_steal() {
+    let owner = worker(false, 1);
+    let thief = thief(owner.stealer(), 1);
+    let mut taken = Vec::new();
+    for task in 1..=2 {
+        push(&owner, task);
+        pop(&owner, &mut taken);
+    }
+    finish(owner, taken, 2, vec![thief]);
+}
+
+/// A FIFO owner holds task 1, pushes 2 and pops (task 1) while a thief
+/// steals once: the deque holds a task throughout, so the thief must not
+/// report it empty (`fifo-cas-seqcst`: the thief that reads the top the
+/// pop wrote must see the push before it).
+fn fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it() {
+    let owner = worker(true, 4);
+    push(&owner, 1);
+    let thief = thief_that_must_not_find_it_empty(owner.stealer());
+    push(&owner, 2);
+    let mut taken = Vec::new();
+    pop(&owner, &mut taken);
+    finish(owner, taken, 2, vec![thief]);
+}
+
+/// A FIFO deque bounded to 2 slots holds tasks 1 and 2 when a thief starts
+/// stealing once; the owner pops (task 1), `try_push`es task 3 (which a
+/// deque with room must accept) and pops again. The deque holds a task
+/// throughout, so the thief must not report it empty (`steal-top-acquire`).
+fn bounded_fifo_try_push_after_its_own_pop_against_a_thief() {
+    let owner = bounded_worker(true, 2);
+    let mut taken = Vec::new();
+    for task in 1..=2 {
+        if !try_push(&owner, task, &mut taken) {
+            fail("a bounded deque with room refused a push");
+        }
+    }
+    let thief = thief_that_must_not_find_it_empty(owner.stealer());
+    pop(&owner, &mut taken);
+    if !try_push(&owner, 3, &mut taken) {
+        fail("a bounded deque with room refused a push");
+    }
+    pop(&owner, &mut taken);
+    finish(owner, taken, 3, vec![thief]);
+}
+
+/// A FIFO owner holds task 1; a thief steals a batch while the owner
+/// pushes tasks 2 and 3 (the batch copies tasks pushed after its first
+/// look: `steal-bottom-acquire`).
+fn fifo_steal_batch_against_push_push() {
+    let owner = worker(true, 4);
+    push(&owner, 1);
+    let thief = batch_thief(owner.stealer(), true, false);
+    push(&owner, 2);
+    push(&owner, 3);
+    finish(owner, Vec::new(), 3, vec![thief]);
+}
+
+/// An empty injector; a thief steals twice while the main thread pushes
+/// tasks 1 and 2 (the write's release and acquire:
+/// `injector-write-release`, `injector-write-acquire`).
+fn injector_push_push_against_steal_steal() {
+    let queue = injector();
+    let shared = Shared(&*queue as *const Injector<Task>);
+    let thief = spawn(move || {
+        let mut taken = Vec::new();
+        for _ in 0..2 {
+            if let Steal::Success(task) = shared.get().steal() {
+                taken.push(task);
+            }
+        }
+        taken
+    });
+    queue.push(Box::new(1));
+    queue.push(Box::new(2));
+    finish_injector(queue, Vec::new(), 2, vec![thief]);
+}
+
+/// Tasks 1 and 2 in an injector (three slots a block); a thief steals a
+/// batch into a FIFO worker and pops one while the main thread pushes task
+/// 3, the block's last slot, and installs the next block
+/// (`injector-next-release`, `injector-next-acquire`).
+fn injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push() {
+    let queue = injector();
+    queue.push(Box::new(1));
+    queue.push(Box::new(2));
+    let thief = injector_batch_thief(Shared(&*queue as *const Injector<Task>), true, true);
+    queue.push(Box::new(3));
+    finish_injector(queue, Vec::new(), 3, vec![thief]);
+}
+
+/// Tasks 1 to 3 fill an injector's block; a thief steals a batch into a
+/// LIFO worker while the main thread steals once: whoever reads the block
+/// last frees it (`injector-read-done-release`, `injector-destroy-acquire`).
+fn injector_steal_batch_into_a_lifo_worker_against_a_steal() {
+    let queue = injector();
+    for task in 1..=3 {
+        queue.push(Box::new(task));
+    }
+    let thief = injector_batch_thief(Shared(&*queue as *const Injector<Task>), false, false);
+    let mut taken = Vec::new();
+    if let Steal::Success(task) = queue.steal() {
+        taken.push(task);
+    }
+    finish_injector(queue, taken, 3, vec![thief]);
+}
+
 /// Every scenario, by name.
 const SCENARIOS: &[(&str, fn())] = &[
+    ("probe_push_pop_on_one_thread", probe_push_pop_on_one_thread),
+    ("probe_steal_on_one_thread", probe_steal_on_one_thread),
     (
         "push_push_pop_against_a_steal",
         push_push_pop_against_a_steal,
@@ -598,6 +924,10 @@ const SCENARIOS: &[(&str, fn())] = &[
         thief_of_the_destination_sees_the_batch,
     ),
     ("grow_while_a_thief_steals", grow_while_a_thief_steals),
+    (
+        "grow_while_a_thief_steals_once",
+        grow_while_a_thief_steals_once,
+    ),
     (
         "grow_while_a_thief_steals_twice",
         grow_while_a_thief_steals_twice,
@@ -638,6 +968,42 @@ const SCENARIOS: &[(&str, fn())] = &[
     (
         "injector_steal_that_misses_a_push_is_seen_by_the_pusher",
         injector_steal_that_misses_a_push_is_seen_by_the_pusher,
+    ),
+    (
+        "injector_steal_that_misses_a_push_is_seen_by_a_seqcst_flag",
+        injector_steal_that_misses_a_push_is_seen_by_a_seqcst_flag,
+    ),
+    (
+        "two_thieves_add_a_record_chunk_while_the_owner_grows",
+        two_thieves_add_a_record_chunk_while_the_owner_grows,
+    ),
+    (
+        "push_pop_around_empty_across_a_lap_against_a_steal",
+        push_pop_around_empty_across_a_lap_against_a_steal,
+    ),
+    (
+        "fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it",
+        fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it,
+    ),
+    (
+        "bounded_fifo_try_push_after_its_own_pop_against_a_thief",
+        bounded_fifo_try_push_after_its_own_pop_against_a_thief,
+    ),
+    (
+        "fifo_steal_batch_against_push_push",
+        fifo_steal_batch_against_push_push,
+    ),
+    (
+        "injector_push_push_against_steal_steal",
+        injector_push_push_against_steal_steal,
+    ),
+    (
+        "injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push",
+        injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push,
+    ),
+    (
+        "injector_steal_batch_into_a_lifo_worker_against_a_steal",
+        injector_steal_batch_into_a_lifo_worker_against_a_steal,
     ),
 ];
 
