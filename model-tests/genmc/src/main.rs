@@ -681,7 +681,13 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher() {
     queue.push(Box::new(1));
     fence(SeqCst);
     let pusher_saw_the_flag = flag.load(Relaxed);
-    let mut taken = thief.join();
+    handshake_held(queue, thief.join(), pusher_saw_the_flag);
+}
+
+/// The end of both injector handshakes: the pusher saw the thief's flag or
+/// the thief's steal took the push (not neither); then the queue drained,
+/// and the one task taken exactly once.
+fn handshake_held(queue: Box<Injector<Task>>, mut taken: Vec<Task>, pusher_saw_the_flag: bool) {
     if !pusher_saw_the_flag && taken.is_empty() {
         fail("the pusher missed the thief's flag and the thief's steal missed the push");
     }
@@ -766,19 +772,7 @@ fn injector_steal_that_misses_a_push_is_seen_by_a_seqcst_flag() {
     });
     queue.push(Box::new(1));
     let pusher_saw_the_flag = flag.load(SeqCst);
-    let mut taken = thief.join();
-    if !pusher_saw_the_flag && taken.is_empty() {
-        fail("the pusher missed the thief's flag and the thief's steal missed the push");
-    }
-    for _ in 0..4 {
-        match queue.steal() {
-            Steal::Success(task) => taken.push(task),
-            Steal::Empty => break,
-            Steal::Retry => {}
-        }
-    }
-    drop(queue);
-    each_taken_once(1, taken);
+    handshake_held(queue, thief.join(), pusher_saw_the_flag);
 }
 
 // ------------------------------------------- loom's scenarios, under GenMC --
