@@ -1,24 +1,16 @@
 //! Batch steals: a thief moves about half of a deque's tasks into its own
-//! `Worker` (crossbeam-deque 0.8's `steal_batch` family), and the destination
-//! owner's side of it (`reserve`, `publish`). Built on the single steal's
-//! helpers in deque.rs.
+//! `Worker` (crossbeam-deque 0.8's `steal_batch` family). Built on the
+//! single steal's look and guard (`Stealer::steal_from`, deque.rs); the
+//! destination owner's side of it (`reserve`, `publish`) is in deque.rs.
 
 use core::mem::MaybeUninit;
+use core::ptr;
 
-use crate::atomic::fence;
-use crate::buffer::{Buffer, MAX_CAPACITY};
-use crate::deque::Stealer;
-use crate::deque::Worker;
-use crate::deque::{add_index, Flavor};
-use crate::hazard::Hazard;
+use crate::buffer::Buffer;
+use crate::deque::{add_index, Flavor, Stealer, Worker};
 #[cfg(chase_lev_mutants)]
 use crate::sites::mutant;
-use crate::sites::{site, RELAXED_UNLESS_TSAN};
 use crate::steal::Steal;
-use crate::sync::{
-    Arc,
-    Ordering::{Acquire, Relaxed, Release},
-};
 use crate::DEFAULT_BATCH_LIMIT;
 
 impl<T> Stealer<T> {
@@ -78,7 +70,7 @@ impl<T> Stealer<T> {
     /// ```
     pub fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
         #[cfg(chase_lev_mutants)]
-        crate::sites::enter(self.inner.mutant);
+        self.enter();
         assert_batch_limit(limit);
         self.steal_batch_into(dest, limit, false).map(|_| ())
     }
@@ -139,7 +131,7 @@ impl<T> Stealer<T> {
     /// ```
     pub fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
         #[cfg(chase_lev_mutants)]
-        crate::sites::enter(self.inner.mutant);
+        self.enter();
         assert_batch_limit(limit);
         self.steal_batch_into(dest, limit, true)
             .map(|task| task.expect("a successful batch keeps one task"))
@@ -154,7 +146,7 @@ impl<T> Stealer<T> {
         limit: usize,
         keep_first: bool,
     ) -> Steal<Option<T>> {
-        if Arc::ptr_eq(&self.inner, &dest.inner) {
+        if self.is_stealer_of(dest) {
             // Stealing from one's own deque into itself moves nothing.
             return match (keep_first, dest.is_empty()) {
                 (_, true) => Steal::Empty,
@@ -165,57 +157,40 @@ impl<T> Stealer<T> {
                 },
             };
         }
-        // The steal's opening (`Stealer::steal`, `steal_from`).
-        let inner = &*self.inner;
-        // Ordering: Acquire, as in `steal` (proofs-notes/obligations.md#steal-top-acquire).
-        let top = inner.top.load(site!(StealTopAcquire, Acquire));
-        // Ordering: Relaxed, the empty look as in `steal`
-        // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
-        let bottom = inner.bottom.load(Relaxed);
-        #[cfg(chase_lev_mutants)]
-        let bottom = bottom - i64::from(mutant!(ThiefEmptyLookAtOne));
-        if top >= bottom {
+        // The steal's look (`Stealer::steal`): Figure 1's load of `top`,
+        // then `bottom` before the fence.
+        let top = self.load_top();
+        if top >= self.bottom_at_a_look() {
             return Steal::Empty;
         }
-        let Some((hazard, bottom)) = Hazard::protect(&inner.buffer, || {
-            // Ordering: Acquire, as in `steal_from`; a batch also copies
-            // the tasks pushed between the look and the fence, which only
-            // this acquire publishes (proofs-notes/model.md#message-passing).
-            let bottom = inner.bottom.load(site!(StealBottomAcquire, Acquire));
-            (top < bottom).then_some(bottom)
-        }) else {
-            return Steal::Empty;
-        };
-        let buffer = hazard.buffer();
-        if !buffer.covers(top) {
-            return Steal::Retry;
-        }
-        let first = Snapshot {
-            top,
-            bottom,
-            buffer,
-        };
-        let len = (first.bottom - first.top) as usize;
-        let in_lap = (first.buffer.end() - first.top) as usize;
-        let wanted = len.div_ceil(2).min(limit).min(in_lap);
-        #[cfg(chase_lev_mutants)]
-        let wanted = match () {
-            _ if mutant!(BatchTakesAll) => len.min(limit).min(in_lap),
-            _ if mutant!(BatchLimitIgnored) => len.div_ceil(2).min(in_lap),
-            _ => wanted,
-        };
-        let into_dest = dest.reserve(wanted - usize::from(keep_first));
-        let batch = into_dest + usize::from(keep_first);
-        if batch == 0 {
-            // This deque had a task, but `dest` is bounded and full: it
-            // holds tasks of its own to pop, so not `Empty`, which would tell
-            // a scheduler there is no work.
-            return Steal::Success(None);
-        }
-        match self.inner.flavor {
-            Flavor::Fifo => self.claim_fifo_batch(dest, first, batch, keep_first),
-            Flavor::Lifo => self.claim_one_by_one(dest, &hazard, first, batch, keep_first),
-        }
+        self.steal_from(top, |_, buffer, top, bottom| {
+            let first = Snapshot {
+                top,
+                bottom,
+                buffer,
+            };
+            let len = (first.bottom - first.top) as usize;
+            let in_lap = (first.buffer.end() - first.top) as usize;
+            let wanted = len.div_ceil(2).min(limit).min(in_lap);
+            #[cfg(chase_lev_mutants)]
+            let wanted = match () {
+                _ if mutant!(BatchTakesAll) => len.min(limit).min(in_lap),
+                _ if mutant!(BatchLimitIgnored) => len.div_ceil(2).min(in_lap),
+                _ => wanted,
+            };
+            let into_dest = dest.reserve(wanted - usize::from(keep_first));
+            let batch = into_dest + usize::from(keep_first);
+            if batch == 0 {
+                // This deque had a task, but `dest` is bounded and full: it
+                // holds tasks of its own to pop, so not `Empty`, which would
+                // tell a scheduler there is no work.
+                return Steal::Success(None);
+            }
+            match self.flavor() {
+                Flavor::Fifo => self.claim_fifo_batch(dest, first, batch, keep_first),
+                Flavor::Lifo => self.claim_one_by_one(dest, first, batch, keep_first),
+            }
+        })
     }
 
     /// From a FIFO owner, which itself claims tasks with a CAS on `top` and
@@ -239,7 +214,7 @@ impl<T> Stealer<T> {
         // The destination's owner pops them oldest first, as this FIFO
         // victim's owner would: in claim order into a FIFO destination,
         // reversed into a LIFO one (crossbeam-deque's arrangement).
-        let reversed = dest.inner.flavor == Flavor::Lifo;
+        let reversed = dest.flavor() == Flavor::Lifo;
         for offset in 0..moved {
             // Within the ranges `reserve` and `Hazard::protect` checked.
             let from = add_index(seen.top, skip + offset);
@@ -277,7 +252,6 @@ impl<T> Stealer<T> {
     fn claim_one_by_one(
         &self,
         dest: &Worker<T>,
-        hazard: &Hazard<Buffer<T>>,
         first: Snapshot<'_, T>,
         batch: usize,
         keep_first: bool,
@@ -286,15 +260,14 @@ impl<T> Stealer<T> {
         let dest_buffer = dest.buffer();
         let mut kept: Option<MaybeUninit<T>> = None;
         let mut moved = 0i64;
-        #[cfg(chase_lev_mutants)]
-        let first_buffer = first.buffer;
+        let protected = first.buffer;
         let mut seen = Steal::Success(first);
         for taken in 0..batch {
             let Steal::Success(now) = seen else { break };
             #[cfg(chase_lev_mutants)]
             let now = if mutant!(BatchReadsFirstBuffer) {
                 Snapshot {
-                    buffer: first_buffer,
+                    buffer: protected,
                     ..now
                 }
             } else {
@@ -333,13 +306,13 @@ impl<T> Stealer<T> {
                 (None, _) => moved += 1,
             }
             seen = if taken + 1 < batch {
-                self.look(hazard)
+                self.look(protected)
             } else {
                 Steal::Empty
             };
         }
         if moved > 0 {
-            if dest.inner.flavor == Flavor::Fifo {
+            if dest.flavor() == Flavor::Fifo {
                 // SAFETY: the slots of [dest_bottom, dest_bottom + moved) are
                 // the ones written above, not yet published.
                 unsafe { dest_buffer.reverse(dest_bottom, dest_bottom + moved) };
@@ -352,20 +325,16 @@ impl<T> Stealer<T> {
     }
 
     /// The loads of `steal` up to the slot read, for a thread whose hazard
-    /// slot already protects a buffer (the next task of a batch): `Empty` if
-    /// the deque looked empty, `Retry` if the buffer changed or `top` has
-    /// already moved before the buffer's lap.
-    #[inline(always)]
-    fn look<'h>(&self, hazard: &'h Hazard<Buffer<T>>) -> Steal<Snapshot<'h, T>> {
+    /// guard already protects `protected` (the next task of a batch):
+    /// `Empty` if the deque looked empty, `Retry` if the buffer changed or
+    /// `top` has already moved before the buffer's lap.
+    fn look<'h>(&self, protected: &'h Buffer<T>) -> Steal<Snapshot<'h, T>> {
         let (top, bottom) = self.indices();
         if top >= bottom {
             return Steal::Empty;
         }
-        let inner = &*self.inner;
-        // Ordering: Acquire, pairs with the release store of a new buffer
-        // (proofs-notes/reclamation.md#publication).
-        let buffer = inner.buffer.load(site!(BufferLoadAcquire, Acquire));
-        if !hazard.covers(buffer) {
+        let buffer = self.load_buffer();
+        if !ptr::eq(buffer, protected) {
             #[cfg(chase_lev_mutants)]
             if mutant!(BatchReadsFirstBuffer) {
                 // SAFETY: none (a mutant): `buffer` is not the protected one.
@@ -383,14 +352,13 @@ impl<T> Stealer<T> {
             // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
             return Steal::Retry;
         }
-        let buffer = hazard.buffer();
-        if !buffer.covers(top) {
+        if !protected.covers(top) {
             return Steal::Retry;
         }
         Steal::Success(Snapshot {
             top,
             bottom,
-            buffer,
+            buffer: protected,
         })
     }
 }
@@ -404,95 +372,10 @@ struct Snapshot<'h, T> {
 }
 
 /// The batch steals' one precondition, shared with the injector's.
-#[inline(always)]
 #[track_caller]
 pub(crate) fn assert_batch_limit(limit: usize) {
     assert!(
         limit > 0,
         "chase-lev: a batch steal needs a limit of at least 1"
     );
-}
-
-impl<T> Worker<T> {
-    /// Makes room for up to `additional` tasks past `bottom`, for a batch
-    /// steal into this worker (a bounded worker may have less room); returns
-    /// how many fit. The room is there when it returns: the batch steal
-    /// makes no call out of the crate before it publishes the tasks
-    /// (proofs-notes/reclamation.md#reentrant-owner-operations).
-    pub(crate) fn reserve(&self, additional: usize) -> usize {
-        let inner = &*self.inner;
-        loop {
-            // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
-            // push (proofs-notes/linearizability.md#batch-steal).
-            let bottom = inner.bottom.load(Relaxed);
-            let top = inner.top.load(site!(PushTopAcquire, Acquire));
-            let len = (bottom - top).max(0);
-            // `additional` is at most the source's length, which fits in an i64.
-            let additional = i64::try_from(additional).unwrap_or(i64::MAX);
-            let count = (self.limit.get() - len).clamp(0, additional);
-            #[cfg(chase_lev_mutants)]
-            let count = if mutant!(ReserveOnePastBound) {
-                (self.limit.get().saturating_add(1) - len).clamp(0, additional)
-            } else {
-                count
-            };
-            // Checked before any task is claimed: a batch that would run past
-            // the end of the index space panics here, with the source intact,
-            // as `push` does at `i64::MAX`.
-            if add_index(bottom, count) <= self.end.get() {
-                return count as usize;
-            }
-            if self.grow_for_batch(bottom, top, (len + count) as usize) {
-                return count as usize;
-            }
-        }
-    }
-
-    /// `reserve`'s buffer change: to a buffer that holds `needed` tasks from
-    /// `top`. `false` if an operation nested in a call out of the crate (the
-    /// allocation, or the retire's frees) changed the buffer or `bottom`: the
-    /// room counted may not be there, and `reserve` looks again.
-    #[cold]
-    #[inline(never)]
-    fn grow_for_batch(&self, bottom: i64, top: i64, needed: usize) -> bool {
-        let capacity = self.buffer().capacity();
-        let new_capacity = needed.max(capacity).checked_next_power_of_two();
-        let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
-        let Some(old) = self.replace_buffer(bottom, top, new_capacity) else {
-            return false;
-        };
-        let new = self.buffer.get();
-        #[cfg(chase_lev_mutants)]
-        if mutant!(ReserveFreesAtOnce) {
-            // SAFETY: none (a mutant): a thief may still read `old`.
-            unsafe { Buffer::free(old) };
-            return self.buffer.get() == new && self.own_bottom() == bottom;
-        }
-        // SAFETY: `old` is no longer the deque's buffer and is retired once.
-        unsafe { self.retire(old) };
-        // The room is there if the retire's frees changed neither the
-        // buffer nor `bottom` (`top` only grows, which makes more room).
-        self.buffer.get() == new && self.own_bottom() == bottom
-    }
-
-    /// Publishes `count` tasks that a batch steal wrote past `bottom`.
-    pub(crate) fn publish(&self, bottom: i64, count: i64) {
-        let inner = &*self.inner;
-        // (`reserve` has already checked this sum; kept as the last line of
-        // defence.)
-        let next = add_index(bottom, count);
-        // Ordering: Release fence, as in push: the destination's thieves that
-        // read the new bottom read the copied tasks (proofs-notes/model.md#message-passing).
-        site!(BatchPublishFence, fence(Release));
-        // Ordering: Relaxed, published by the fence above
-        // (proofs-notes/model.md#message-passing).
-        inner.bottom.store(next, RELAXED_UNLESS_TSAN);
-    }
-
-    /// The owner's bottom index (only the owner writes it).
-    pub(crate) fn bottom(&self) -> i64 {
-        // Ordering: Relaxed, the owner is the only writer of bottom
-        // (proofs-notes/linearizability.md#push).
-        self.inner.bottom.load(Relaxed)
-    }
 }

@@ -61,7 +61,7 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use crossbeam_utils::CachePadded;
 
 use crate::atomic::{fence, load_own_store, AtomicI64, AtomicPtr, Named};
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, MAX_CAPACITY};
 use crate::hazard::Hazard;
 use crate::reclamation::Retired;
 #[cfg(chase_lev_mutants)]
@@ -172,42 +172,53 @@ impl<T> Inner<T> {
 /// assert_eq!(worker.pop(), None);
 /// ```
 pub struct Worker<T> {
-    pub(crate) inner: Arc<Inner<T>>,
+    inner: Arc<Inner<T>>,
+    /// The buffer the owner is in and how far it may push into it.
+    lap: Lap<T>,
+    /// A bounded worker hands a task back when it holds this many; `None`
+    /// for a growable one.
+    bound: Option<usize>,
+    /// When the buffer halves.
+    shrink: Hysteresis,
+    /// Not `Sync`: the owner's operations assume a single thread.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// What the owner keeps of its own about the current buffer, so that a push
+/// or a pop loads no shared pointer and, mostly, not `top`.
+struct Lap<T> {
     /// The owner's copy of the buffer pointer. Only the owner replaces the
     /// buffer, so this is the value Lê et al.'s owner reads with a relaxed
     /// load of `array`; keeping it here saves that load.
-    pub(crate) buffer: Cell<*mut Buffer<T>>,
-    /// One past the last index of the current buffer's lap: a push there
-    /// first moves the tasks to a new buffer (buffer.rs explains why buffers
-    /// never wrap).
-    pub(crate) end: Cell<i64>,
-    /// A bounded worker hands a task back when `bottom - top` reaches it;
-    /// `i64::MAX` (never) for a growable one.
-    pub(crate) limit: Cell<i64>,
+    buffer: Cell<*mut Buffer<T>>,
+    /// One past the last index of the buffer's lap: a push there first moves
+    /// the tasks to a new buffer (buffer.rs explains why buffers never wrap).
+    end: Cell<i64>,
     /// The last value of `top` a push loaded: at most `top`, which never
     /// decreases, so `bottom - top_seen` is at least the deque's length.
-    pub(crate) top_seen: Cell<i64>,
+    top_seen: Cell<i64>,
     /// A push at a `bottom` below this needs no look at `top`: the lesser of
-    /// `end` and `top_seen + limit` (`i64::MAX` for a growable worker, so
-    /// then `end`), or anything smaller.
-    pub(crate) push_until: Cell<i64>,
-    pub(crate) bounded: bool,
-    /// The buffer never shrinks below this many slots.
-    pub(crate) min_capacity: usize,
-    /// Pops still to make under a quarter full, in a row, before the buffer
-    /// halves: the hysteresis of shrinking. Counts down from `shrink_after`.
-    pub(crate) pops_until_shrink: Cell<usize>,
-    /// Half the capacity: how many such pops a halving takes. Kept here, like
-    /// `shrink_below`, so that a pop never reads the buffer's capacity.
-    pub(crate) shrink_after: Cell<usize>,
-    /// A pop that leaves fewer tasks than this counts toward shrinking: a quarter
-    /// of the capacity, or 0 (never) when the buffer cannot shrink (bounded,
-    /// or at its minimum size). Recomputed at each resize, so that the common
-    /// pop pays one comparison instead of re-deriving it from the buffer
-    /// (docs/benchmarks.md#instructions-per-operation).
-    pub(crate) shrink_below: Cell<i64>,
-    /// Not `Sync`: the owner's operations assume a single thread.
-    pub(crate) _not_sync: PhantomData<Cell<()>>,
+    /// `end` and `top_seen + bound`, or anything smaller
+    /// (proofs-notes/fast-paths.md#the-push-without-top).
+    push_until: Cell<i64>,
+}
+
+/// The shrink hysteresis: the buffer halves once the owner has popped
+/// `pops_per_halving` times in a row while the deque was under a quarter
+/// full (`consider_shrinking`, at the end of this file).
+struct Hysteresis {
+    /// Such pops still to make. Counts down from `pops_per_halving`.
+    pops_left: Cell<usize>,
+    /// Half the capacity. Kept here, like `below`, so that a pop never reads
+    /// the buffer's capacity.
+    pops_per_halving: Cell<usize>,
+    /// A pop that leaves fewer tasks than this counts: a quarter of the
+    /// capacity, or 0 (never) when the buffer cannot shrink (bounded, or at
+    /// its first size). Set at each resize, so that the common pop pays one
+    /// comparison.
+    below: Cell<i64>,
+    /// The buffer never shrinks below its first size.
+    min_capacity: usize,
 }
 
 // SAFETY: a `Worker` is the unique owner handle; moving it to another thread
@@ -245,7 +256,7 @@ impl<T: RefUnwindSafe> UnwindSafe for Worker<T> {}
 /// assert_eq!(worker.pop(), Some(2));              // the newest
 /// ```
 pub struct Stealer<T> {
-    pub(crate) inner: Arc<Inner<T>>,
+    inner: Arc<Inner<T>>,
 }
 
 // `UnwindSafe` and `RefUnwindSafe` when `T: RefUnwindSafe`, as
@@ -261,11 +272,130 @@ pub struct Stealer<T> {
 impl<T: RefUnwindSafe> UnwindSafe for Stealer<T> {}
 impl<T: RefUnwindSafe> RefUnwindSafe for Stealer<T> {}
 
+impl<T> Worker<T> {
+    /// The owner of a new deque whose first buffer is `buffer` (worker.rs
+    /// chooses it), with both indices at `first_index`.
+    pub(crate) fn with_buffer(
+        flavor: Flavor,
+        buffer: Buffer<T>,
+        first_index: i64,
+        bound: Option<usize>,
+    ) -> Worker<T> {
+        let capacity = buffer.capacity();
+        let end = buffer.end();
+        let inner = Arc::new(Inner::new(flavor, buffer, first_index));
+        #[cfg(chase_lev_genmc)]
+        inner.store_initial_values();
+        // Ordering: Relaxed: the deque was created on this thread just above,
+        // so there is nothing to synchronize with; from here on the owner keeps
+        // the pointer itself
+        // (proofs-notes/reclamation.md#the-owners-cached-buffer-pointer).
+        let buffer = Cell::new(inner.buffer.load(Relaxed));
+        let worker = Worker {
+            inner,
+            lap: Lap {
+                buffer,
+                end: Cell::new(end),
+                top_seen: Cell::new(first_index),
+                // Set just below, by the same rule as every later change.
+                push_until: Cell::new(first_index),
+            },
+            bound,
+            shrink: Hysteresis::new(capacity, bound.is_some()),
+            _not_sync: PhantomData,
+        };
+        worker.refresh_push_until();
+        worker
+    }
+
+    /// Creates a stealer for this worker's deque. Stealers can be cloned and
+    /// shared between threads.
+    ///
+    /// ```
+    /// use chase_lev::{Steal, Worker};
+    ///
+    /// let worker = Worker::new_lifo();
+    /// let stealer = worker.stealer();
+    /// worker.push(1);
+    /// std::thread::spawn(move || assert_eq!(stealer.steal(), Steal::Success(1)))
+    ///     .join()
+    ///     .unwrap();
+    /// ```
+    pub fn stealer(&self) -> Stealer<T> {
+        Stealer {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    /// The bound of a bounded worker, `None` for a growable one.
+    ///
+    /// ```
+    /// use chase_lev::Worker;
+    ///
+    /// assert_eq!(Worker::<u8>::new_lifo_bounded(10).bound(), Some(10));
+    /// assert_eq!(Worker::<u8>::new_lifo().bound(), None);
+    /// ```
+    pub fn bound(&self) -> Option<usize> {
+        self.bound
+    }
+
+    /// Which end this worker's owner pops from.
+    pub(crate) fn flavor(&self) -> Flavor {
+        self.inner.flavor
+    }
+
+    /// `top`, with acquire, for `len`.
+    pub(crate) fn load_top(&self) -> i64 {
+        // Ordering: Acquire, as in push (proofs-notes/linearizability.md#len).
+        self.inner.top.load(Acquire)
+    }
+
+    /// The owner's bottom index (only the owner writes it).
+    pub(crate) fn bottom(&self) -> i64 {
+        // Ordering: Relaxed, the owner is the only writer of bottom
+        // (proofs-notes/linearizability.md#push).
+        self.inner.bottom.load(Relaxed)
+    }
+
+    /// (Tests.) How many buffers this worker retired that are not freed yet.
+    #[cfg(test)]
+    pub(crate) fn retired_not_freed(&self) -> usize {
+        // SAFETY: the test thread is the owner and holds no other reference.
+        unsafe { self.inner.retired().len() }
+    }
+}
+
+impl<T> Stealer<T> {
+    /// Whether this stealer steals from `worker`'s deque.
+    pub(crate) fn is_stealer_of(&self, worker: &Worker<T>) -> bool {
+        Arc::ptr_eq(&self.inner, &worker.inner)
+    }
+
+    /// Which end the deque's owner pops from.
+    pub(crate) fn flavor(&self) -> Flavor {
+        self.inner.flavor
+    }
+
+    /// (Mutant builds.) Makes the deque's mutant the active one of this
+    /// thread (sites.rs).
+    #[cfg(chase_lev_mutants)]
+    pub(crate) fn enter(&self) {
+        crate::sites::enter(self.inner.mutant);
+    }
+}
+
+impl<T> Clone for Stealer<T> {
+    fn clone(&self) -> Stealer<T> {
+        Stealer {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
 // ------------------------------------------------------------------ push --
 
 impl<T> Worker<T> {
     /// The owner's current buffer.
-    #[inline(always)]
     pub(crate) fn buffer(&self) -> &Buffer<T> {
         // SAFETY: only the owner retires buffers, and it retires a buffer only
         // after replacing this pointer; so the buffer it points to is alive
@@ -273,7 +403,7 @@ impl<T> Worker<T> {
         // only across code that calls nothing outside the crate, where no
         // nested owner operation can change the buffer
         // (proofs-notes/reclamation.md#reentrant-owner-operations).
-        unsafe { &*self.buffer.get() }
+        unsafe { &*self.lap.buffer.get() }
     }
 
     /// Pushes a task at the bottom.
@@ -290,10 +420,9 @@ impl<T> Worker<T> {
     /// worker.push(1);
     /// assert_eq!(worker.len(), 1);
     /// ```
-    #[inline]
     pub fn push(&self, task: T) {
         if self.try_push(task).is_err() {
-            full(self.limit.get());
+            full(self.bound.unwrap_or_default());
         }
     }
 
@@ -307,7 +436,6 @@ impl<T> Worker<T> {
     /// assert_eq!(bounded.try_push(1), Ok(()));
     /// assert_eq!(bounded.try_push(2), Err(2));
     /// ```
-    #[inline]
     pub fn try_push(&self, task: T) -> Result<(), T> {
         #[cfg(chase_lev_mutants)]
         crate::sites::enter(self.inner.mutant);
@@ -321,7 +449,7 @@ impl<T> Worker<T> {
         // grows), so `top` is loaded only when `bottom` reaches the lesser of
         // the two limits, `push_until`
         // (proofs-notes/fast-paths.md#the-push-without-top).
-        if bottom >= self.push_until.get() {
+        if bottom >= self.lap.push_until.get() {
             return self.push_loading_top(bottom, task);
         }
         self.write_and_publish(self.buffer(), bottom, task);
@@ -330,8 +458,7 @@ impl<T> Worker<T> {
 
     /// Lê et al.'s push, with its load of `top`: for a push at the end of
     /// the lap, or by a bounded worker whose last look at `top` shows it
-    /// full. Out of line, so that the common push stays small enough for a
-    /// scheduler's own push to be inlined around it.
+    /// full. Layout: docs/benchmarks.md#layout-attributes.
     #[cold]
     #[inline(never)]
     fn push_loading_top(&self, mut bottom: i64, mut task: T) -> Result<(), T> {
@@ -343,28 +470,48 @@ impl<T> Worker<T> {
             // orderings stay the paper's (proofs-notes/obligations.md#push-top-acquire).
             let top = inner.top.load(site!(PushTopAcquire, Acquire));
             #[cfg(chase_lev_mutants)]
-            let copy_of_top = self.top_seen.get();
-            self.top_seen.set(top);
-            let full = bottom - top >= self.limit.get();
+            let copy_of_top = self.lap.top_seen.get();
+            self.lap.top_seen.set(top);
+            let full = self.bound.is_some_and(|bound| bottom - top >= bound as i64);
             #[cfg(chase_lev_mutants)]
             let full = match () {
-                _ if mutant!(BoundWithoutReload) => bottom - copy_of_top >= self.limit.get(),
-                _ if mutant!(BoundOffByOne) => bottom - top > self.limit.get(),
+                _ if mutant!(BoundWithoutReload) => self
+                    .bound
+                    .is_some_and(|bound| bottom - copy_of_top >= bound as i64),
+                _ if mutant!(BoundOffByOne) => {
+                    self.bound.is_some_and(|bound| bottom - top > bound as i64)
+                }
                 _ => full,
             };
             if full {
                 return Err(task); // bounded and full
             }
-            if bottom < self.end.get() {
+            if bottom < self.lap.end.get() {
                 self.write_and_publish(self.buffer(), bottom, task);
                 break;
             }
-            match self.push_into_next_lap(bottom, top, task) {
+            if bottom == i64::MAX {
+                index_space_exhausted();
+            }
+            // The end of the lap: the tasks move to a new buffer starting at
+            // `top`, twice as large if the deque is full (Lê et al.'s grow).
+            let capacity = self.buffer().capacity();
+            let len = bottom - top;
+            let new_capacity = if len >= capacity as i64 {
+                capacity.saturating_mul(2)
+            } else if len < self.shrink.below.get() && self.shrink.pops_left.get() == 1 {
+                // Enough pops came too late (`count_pop_that_came_too_late`) and
+                // none succeeded since to do the shrink: do it here instead.
+                capacity / 2
+            } else {
+                capacity
+            };
+            match self.resize(bottom, top, new_capacity, Some(task)) {
                 Ok(()) => break,
                 // An operation nested in the allocation of the new buffer
                 // changed the deque: push again from the deque as it is now
                 // (proofs-notes/reclamation.md#reentrant-owner-operations).
-                Err(back) => (task, bottom) = (back, self.own_bottom()),
+                Err(back) => (task, bottom) = (back.expect("handed back"), self.own_bottom()),
             }
         }
         self.refresh_push_until();
@@ -373,19 +520,24 @@ impl<T> Worker<T> {
 
     /// `push_until` from the lap's end and the last `top` a push loaded.
     /// Too small is only slower (the next push loads `top`), never wrong.
-    #[inline]
-    pub(crate) fn refresh_push_until(&self) {
-        let bound = self.top_seen.get().saturating_add(self.limit.get());
-        self.push_until.set(self.end.get().min(bound));
+    fn refresh_push_until(&self) {
+        let lap = &self.lap;
+        let until = match self.bound {
+            Some(bound) => lap
+                .end
+                .get()
+                .min(lap.top_seen.get().saturating_add(bound as i64)),
+            None => lap.end.get(),
+        };
+        lap.push_until.set(until);
     }
 
     /// The end of push: writes `task` into the slot of `bottom` and
     /// publishes it by raising `bottom`.
-    #[inline(always)]
     fn write_and_publish(&self, buffer: &Buffer<T>, bottom: i64, task: T) {
         let inner = &*self.inner;
-        // No overflow: a lap ends at `i64::MAX` at the latest, and
-        // `push_into_next_lap` panics there, so here `bottom < i64::MAX`.
+        // No overflow: a lap ends at `i64::MAX` at the latest, and a push
+        // there panics (`push_loading_top`), so here `bottom < i64::MAX`.
         let next = bottom + 1;
         // SAFETY: `bottom` is in the buffer's lap, and no thief reads its
         // slot now: thieves read only below a bottom they saw, and the last
@@ -402,83 +554,50 @@ impl<T> Worker<T> {
         inner.bottom.store(next, RELAXED_UNLESS_TSAN);
     }
 
-    /// `bottom` reached the end of the buffer's lap: moves the tasks to a new
-    /// buffer starting at `top`, twice as large if the deque is full (Lê et
-    /// al.'s grow), finishes the push there, and only then retires the old
-    /// buffer, so that the task is visible to thieves before the owner scans
-    /// the hazard slots (proofs-notes/reclamation.md#hazard-slots). Hands the
-    /// task back, having changed nothing, if an operation nested in the
-    /// allocation changed the deque (`replace_buffer`).
-    #[cold]
-    #[inline(never)]
-    fn push_into_next_lap(&self, bottom: i64, top: i64, task: T) -> Result<(), T> {
-        if bottom == i64::MAX {
-            index_space_exhausted();
-        }
-        let capacity = self.buffer().capacity();
-        let len = bottom - top;
-        let new_capacity = if len >= capacity as i64 {
-            capacity.saturating_mul(2)
-        } else if len < self.shrink_below.get() && self.pops_until_shrink.get() == 1 {
-            // Enough pops came too late (`count_pop_that_came_too_late`) and
-            // none succeeded since to do the shrink: do it here instead.
-            capacity / 2
-        } else {
-            capacity
-        };
-        let Some(old) = self.replace_buffer(bottom, top, new_capacity) else {
-            return Err(task);
-        };
-        #[cfg(chase_lev_mutants)]
-        if mutant!(NoReloadAfterGrow) {
-            // Into the old buffer, which is leaked so that the write stays
-            // in bounds.
-            // SAFETY: `old` is never freed.
-            self.write_and_publish(unsafe { &*old }, bottom, task);
-            return Ok(());
-        }
-        // Into the new buffer: Lê et al.'s second correction to the C11 code
-        // (the owner reloads the buffer after a grow).
-        self.write_and_publish(self.buffer(), bottom, task);
-        // SAFETY: `old` is no longer the deque's buffer and is retired once.
-        unsafe { self.retire(old) };
-        Ok(())
-    }
-
-    /// Copies the tasks of `[top, bottom)` into a new buffer of
-    /// `new_capacity` slots and publishes it; returns the old buffer, which
-    /// the caller must retire.
+    /// Lê et al.'s `resize`, the one buffer change of the owner's: for a
+    /// grow, a shrink, a move to the next lap and a batch steal's room.
+    /// Copies the tasks of `[top, bottom)` into a fresh buffer of
+    /// `new_capacity` slots starting at `top`, publishes it, finishes a
+    /// push there if `task` is one (so that the task is visible to thieves
+    /// before the owner scans the hazard slots,
+    /// proofs-notes/reclamation.md#hazard-slots), and only then retires the
+    /// old buffer.
     ///
     /// The new buffer may come from the global allocator, which may run any
     /// operation of this worker (an allocator that pushes deferred work, or
     /// records into a queue). So it is obtained before anything of the
     /// deque is read, and then `bottom` and the buffer are looked at again:
     /// if a nested operation changed either, the new buffer is kept as a
-    /// spare, nothing moves, and the result is `None`; the caller then
-    /// decides again from the deque as it is now. (`top` only grows, and an
-    /// index below it is copied harmlessly, as under a thief's steal.)
-    /// Nothing of the owner's is borrowed across the allocation
+    /// spare, nothing moves, `task` is handed back, and the caller decides
+    /// again from the deque as it is now. (`top` only grows, and an index
+    /// below it is copied harmlessly, as under a thief's steal.) Nothing of
+    /// the owner's is borrowed across a call out of the crate
     /// (proofs-notes/reclamation.md#reentrant-owner-operations).
-    pub(crate) fn replace_buffer(
+    /// Layout: docs/benchmarks.md#layout-attributes.
+    #[cold]
+    fn resize(
         &self,
         bottom: i64,
         top: i64,
         new_capacity: usize,
-    ) -> Option<*mut Buffer<T>> {
+        task: Option<T>,
+    ) -> Result<(), Option<T>> {
         let inner = &*self.inner;
-        let current = self.buffer.get();
+        let current = self.lap.buffer.get();
         let new = self.fresh_buffer(new_capacity, top);
-        let changed = self.buffer.get() != current || self.own_bottom() != bottom;
+        let changed = self.lap.buffer.get() != current || self.own_bottom() != bottom;
         #[cfg(chase_lev_mutants)]
         let changed = changed && !mutant!(BufferChangeNotReentrant);
         if changed {
             // SAFETY: this is the owner, the only caller of `retired`; `new`
             // was never published.
             unsafe { inner.retired() }.add_spare(new);
-            return None;
+            return Err(task);
         }
         let old = self.buffer();
         let old_capacity = old.capacity();
+        #[cfg(chase_lev_mutants)]
+        let for_a_batch = task.is_none() && new_capacity >= old_capacity;
         // SAFETY: `new` is live and not yet published: only this thread
         // reaches it.
         let new_buffer = unsafe { &*new };
@@ -491,21 +610,15 @@ impl<T> Worker<T> {
             // races with nothing; the new buffer is not yet published.
             unsafe { new_buffer.copy_slot(old, index, index) };
         }
-        self.end.set(new_buffer.end());
+        self.lap.end.set(new_buffer.end());
         self.refresh_push_until();
-        let old = self.buffer.replace(new);
+        let old = self.lap.buffer.replace(new);
         if new_capacity != old_capacity {
             // A resize starts the hysteresis afresh; a move to the next lap
             // at the same capacity is not a resize, and keeps the count
             // (else a deque whose owner loses most pops to thieves would
             // never earn enough between two laps to shrink).
-            self.pops_until_shrink.set(new_capacity / 2);
-            self.shrink_after.set(new_capacity / 2);
-            self.shrink_below.set(shrink_threshold(
-                self.bounded,
-                self.min_capacity,
-                new_capacity,
-            ));
+            self.shrink.start_afresh(new_capacity, self.bound.is_some());
         }
         // Ordering: Release, so that a thief that loads the new pointer with
         // acquire reads the copied slots; this is the first of the two
@@ -513,7 +626,29 @@ impl<T> Worker<T> {
         inner
             .buffer
             .store(new, site!(BufferPublishRelease, Release));
-        Some(old)
+        if let Some(task) = task {
+            #[cfg(chase_lev_mutants)]
+            if mutant!(NoReloadAfterGrow) {
+                // Into the old buffer, which is leaked so that the write
+                // stays in bounds.
+                // SAFETY: `old` is never freed.
+                self.write_and_publish(unsafe { &*old }, bottom, task);
+                return Ok(());
+            }
+            // Into the new buffer: Lê et al.'s second correction to the C11
+            // code (the owner reloads the buffer after a grow).
+            self.write_and_publish(self.buffer(), bottom, task);
+        }
+        #[cfg(chase_lev_mutants)]
+        if mutant!(ReserveFreesAtOnce) && for_a_batch {
+            // SAFETY: none (a mutant): a thief may still read `old`.
+            unsafe { Buffer::free(old) };
+            return Ok(());
+        }
+        // SAFETY: this is the owner, the only caller of `retired`; `old` is
+        // no longer the deque's buffer and is retired once.
+        unsafe { inner.retired().retire(old, self.buffer().capacity()) };
+        Ok(())
     }
 
     /// A buffer of `capacity` slots for the lap from `start`, no thread's but
@@ -541,19 +676,74 @@ impl<T> Worker<T> {
     }
 
     /// The owner's `bottom`: its own last store (only the owner writes it).
-    #[inline]
-    pub(crate) fn own_bottom(&self) -> i64 {
+    fn own_bottom(&self) -> i64 {
         // SAFETY: this is the owner, the only thread that stores to bottom.
         unsafe { load_own_store(&self.inner.bottom) }
     }
+}
 
-    /// # Safety
-    /// `old` was the deque's buffer, has been replaced, and is retired once.
-    pub(crate) unsafe fn retire(&self, old: *mut Buffer<T>) {
+// ------------------------------------------------------- batch's room --
+
+impl<T> Worker<T> {
+    /// Makes room for up to `additional` tasks past `bottom`, for a batch
+    /// steal into this worker (a bounded worker may have less room); returns
+    /// how many fit. The room is there when it returns: the batch steal
+    /// makes no call out of the crate before it publishes the tasks
+    /// (proofs-notes/reclamation.md#reentrant-owner-operations).
+    pub(crate) fn reserve(&self, additional: usize) -> usize {
         let inner = &*self.inner;
-        // SAFETY: this is the owner, the only caller of `retired`; `old` is
-        // forwarded from the caller.
-        unsafe { inner.retired().retire(old, self.buffer().capacity()) };
+        loop {
+            // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
+            // push (proofs-notes/linearizability.md#batch-steal).
+            let bottom = inner.bottom.load(Relaxed);
+            let top = inner.top.load(site!(PushTopAcquire, Acquire));
+            let len = (bottom - top).max(0);
+            // `additional` is at most the source's length, which fits in an i64.
+            let additional = i64::try_from(additional).unwrap_or(i64::MAX);
+            let room = |bound: usize| bound as i64 - len;
+            let count = self.bound.map_or(i64::MAX, room).clamp(0, additional);
+            #[cfg(chase_lev_mutants)]
+            let count = if mutant!(ReserveOnePastBound) {
+                self.bound
+                    .map_or(i64::MAX, |bound| room(bound) + 1)
+                    .clamp(0, additional)
+            } else {
+                count
+            };
+            // Checked before any task is claimed: a batch that would run past
+            // the end of the index space panics here, with the source intact,
+            // as `push` does at `i64::MAX`.
+            if add_index(bottom, count) <= self.lap.end.get() {
+                return count as usize;
+            }
+            // A buffer that holds `len + count` tasks from `top`.
+            let needed = (len + count) as usize;
+            let capacity = self.buffer().capacity();
+            let new_capacity = needed.max(capacity).checked_next_power_of_two();
+            let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
+            // The room is there unless an operation nested in a call out of
+            // the crate (the allocation, or the retire's frees) changed
+            // `bottom` or left a buffer without it; else look again (`top`
+            // only grows, which makes more room).
+            let resized = self.resize(bottom, top, new_capacity, None).is_ok();
+            if resized && self.own_bottom() == bottom && bottom + count <= self.lap.end.get() {
+                return count as usize;
+            }
+        }
+    }
+
+    /// Publishes `count` tasks that a batch steal wrote past `bottom`.
+    pub(crate) fn publish(&self, bottom: i64, count: i64) {
+        let inner = &*self.inner;
+        // (`reserve` has already checked this sum; kept as the last line of
+        // defence.)
+        let next = add_index(bottom, count);
+        // Ordering: Release fence, as in push: the destination's thieves that
+        // read the new bottom read the copied tasks (proofs-notes/model.md#message-passing).
+        site!(BatchPublishFence, fence(Release));
+        // Ordering: Relaxed, published by the fence above
+        // (proofs-notes/model.md#message-passing).
+        inner.bottom.store(next, RELAXED_UNLESS_TSAN);
     }
 }
 
@@ -574,12 +764,7 @@ impl<T> Worker<T> {
     /// assert_eq!(lifo.pop(), Some(3));
     /// assert_eq!(fifo.pop(), Some(1));
     /// ```
-    // `inline(always)`, here and on `pop_bottom`: with both flavours and the
-    // shrink bookkeeping, `pop` sits at LLVM's inlining threshold, and a call
-    // costs the owner paths and the example pool's `join` instructions on
-    // every pop (compare with `#[inline]`:
-    // docs/benchmarks.md#instructions-per-operation and
-    // docs/benchmarks.md#the-cost-of-one-join).
+    // Layout: docs/benchmarks.md#layout-attributes.
     #[inline(always)]
     pub fn pop(&self) -> Option<T> {
         #[cfg(chase_lev_mutants)]
@@ -728,7 +913,6 @@ impl<T> Worker<T> {
     }
 
     /// The FIFO owner's pop: takes the oldest task with a CAS on `top`.
-    #[inline]
     fn pop_top(&self) -> Option<T> {
         let inner = &*self.inner;
         loop {
@@ -777,11 +961,7 @@ impl<T> Stealer<T> {
     /// assert_eq!(stealer.steal(), Steal::Success(1));
     /// assert_eq!(stealer.steal(), Steal::Empty);
     /// ```
-    // The empty look is inlined into the caller and the rest is not: a
-    // scheduler that pops and then steals from its own deque (rayon's
-    // `take_local_job`) otherwise pays for the whole steal's registers on
-    // every pop (CHANGELOG.md, "The steal's body out of line";
-    // docs/benchmarks.md#rayon-on-chase-lev measures it).
+    // Layout: docs/benchmarks.md#layout-attributes.
     #[inline(always)]
     pub fn steal(&self) -> Steal<T> {
         #[cfg(chase_lev_mutants)]
@@ -801,20 +981,81 @@ impl<T> Stealer<T> {
         if top >= bottom {
             return Steal::Empty;
         }
-        self.steal_from(top)
+        self.steal_from(top, |stealer, buffer, top, _bottom| {
+            let inner = &*stealer.inner;
+            #[cfg(chase_lev_mutants)]
+            if mutant!(StealFromBottom) || mutant!(ReadAfterCas) {
+                let index = if !mutant!(StealFromBottom) {
+                    top
+                } else if buffer.covers(_bottom - 1) {
+                    _bottom - 1
+                } else {
+                    return Steal::Retry;
+                };
+                // SAFETY: none (a mutant): the CAS claims `top`, not what is read.
+                let read = || unsafe { buffer.read(index) };
+                let task = (!mutant!(ReadAfterCas)).then(read);
+                if !stealer.claim(top, 1) {
+                    return Steal::Retry;
+                }
+                let task = task.unwrap_or_else(read);
+                // SAFETY: none (a mutant); only used with plain-integer tasks.
+                return Steal::Success(unsafe { task.assume_init() });
+            }
+            // Figure 1: `x = load_relaxed(&a->buffer[t % a->size])`, before the
+            // CAS as Lê et al. do: once the CAS is won the owner may retire the
+            // buffer or reuse the index.
+            // SAFETY: `top` is in the buffer's lap (`steal_from` checked), and
+            // no thread writes its slot while a thief can read it
+            // (proofs-notes/reclamation.md#no-wrap).
+            let task: MaybeUninit<T> = unsafe { buffer.read(top) };
+            #[cfg(chase_lev_mutants)]
+            if mutant!(StealWithoutCas) {
+                // Ordering: SeqCst, a store, not a CAS, claims the task
+                // (proofs-notes/obligations.md#steal-without-cas).
+                inner.top.store(top + 1, SeqCst);
+                // SAFETY: none (a mutant); only used with plain-integer tasks.
+                return Steal::Success(unsafe { task.assume_init() });
+            }
+            // Figure 1: `compare_exchange_strong_explicit(&q->top, &t, t + 1,
+            // seq_cst, relaxed)`; `top < bottom`, so `top + 1` cannot overflow.
+            // Ordering: SeqCst success, as in Lê et al., where its release half
+            // orders the slot read before the owner's rewrite after a wrap; our
+            // buffers never wrap, so the CAS's atomicity is what claims the task
+            // (proofs-notes/obligations.md#steal-cas-seqcst).
+            let won = inner
+                .top
+                .compare_exchange(top, top + 1, site!(StealCasSeqCst, SeqCst), Relaxed)
+                .is_ok();
+            if !won {
+                return Steal::Retry;
+            }
+            // SAFETY: the slot of `top` held a task (top < bottom, published by
+            // push's release fence and the acquire load of bottom), and the CAS
+            // made this thief its only owner
+            // (proofs-notes/linearizability.md#steal).
+            Steal::Success(unsafe { task.assume_init() })
+        })
     }
 
-    /// The rest of Lê et al.'s steal, after the empty look showed a task at
-    /// `top`: the fence and `b = load_acquire(&q->bottom)`, with the buffer
+    /// The middle of Lê et al.'s steal, after a look showed a task at `top`:
+    /// the fence and `b = load_acquire(&q->bottom)`, with the buffer
     /// announced in a hazard slot before the fence and checked after it
-    /// (`Hazard::protect`); the slot read; the CAS.
+    /// (`Hazard::protect`); then `take` (the steal's read and CAS, or a batch
+    /// steal's) with the protected buffer and the `bottom` seen, while the
+    /// guard holds. Shared by the steal and the batch steals.
     #[inline(never)]
-    fn steal_from(&self, top: i64) -> Steal<T> {
+    pub(crate) fn steal_from<R>(
+        &self,
+        top: i64,
+        take: impl FnOnce(&Self, &Buffer<T>, i64, i64) -> Steal<R>,
+    ) -> Steal<R> {
         let inner = &*self.inner;
-        let Some((hazard, _bottom)) = Hazard::protect(&inner.buffer, || {
+        let Some((hazard, bottom)) = Hazard::protect(&inner.buffer, || {
             // After the fence. Ordering: Acquire, pairs with push's release
-            // fence so the task's bytes are visible
-            // (proofs-notes/model.md#message-passing).
+            // fence so the task's bytes are visible; a batch also copies the
+            // tasks pushed between the look and the fence, which only this
+            // acquire publishes (proofs-notes/model.md#message-passing).
             let bottom = inner.bottom.load(site!(StealBottomAcquire, Acquire));
             // Figure 1: `if (t < b)`.
             (top < bottom).then_some(bottom)
@@ -828,63 +1069,36 @@ impl<T> Stealer<T> {
         if !buffer.covers(top) {
             return Steal::Retry;
         }
+        take(self, buffer, top, bottom)
+    }
+
+    /// The steal's look at `bottom`, before any fence: a `top` at or past it
+    /// means `Empty` (for the batch steals' look, which is `steal`'s).
+    pub(crate) fn bottom_at_a_look(&self) -> i64 {
+        // Ordering: Relaxed: an `Empty` needs only coherence
+        // (proofs-notes/fast-paths.md#the-thiefs-empty-look).
+        let bottom = self.inner.bottom.load(Relaxed);
         #[cfg(chase_lev_mutants)]
-        if mutant!(StealFromBottom) || mutant!(ReadAfterCas) {
-            let index = if !mutant!(StealFromBottom) {
-                top
-            } else if buffer.covers(_bottom - 1) {
-                _bottom - 1
-            } else {
-                return Steal::Retry;
-            };
-            // SAFETY: none (a mutant): the CAS claims `top`, not what is read.
-            let read = || unsafe { buffer.read(index) };
-            let task = (!mutant!(ReadAfterCas)).then(read);
-            if !self.claim(top, 1) {
-                return Steal::Retry;
-            }
-            let task = task.unwrap_or_else(read);
-            // SAFETY: none (a mutant); only used with plain-integer tasks.
-            return Steal::Success(unsafe { task.assume_init() });
-        }
-        // Figure 1: `x = load_relaxed(&a->buffer[t % a->size])`, before the
-        // CAS as Lê et al. do: once the CAS is won the owner may retire the
-        // buffer or reuse the index.
-        // SAFETY: `top` is in the buffer's lap (checked above), and no
-        // thread writes its slot while a thief can read it
-        // (proofs-notes/reclamation.md#no-wrap).
-        let task: MaybeUninit<T> = unsafe { buffer.read(top) };
-        #[cfg(chase_lev_mutants)]
-        if mutant!(StealWithoutCas) {
-            // Ordering: SeqCst, a store, not a CAS, claims the task
-            // (proofs-notes/obligations.md#steal-without-cas).
-            inner.top.store(top + 1, SeqCst);
-            // SAFETY: none (a mutant); only used with plain-integer tasks.
-            return Steal::Success(unsafe { task.assume_init() });
-        }
-        // Figure 1: `compare_exchange_strong_explicit(&q->top, &t, t + 1,
-        // seq_cst, relaxed)`; `top < bottom`, so `top + 1` cannot overflow.
-        // Ordering: SeqCst success, as in Lê et al., where its release half
-        // orders the slot read before the owner's rewrite after a wrap; our
-        // buffers never wrap, so the CAS's atomicity is what claims the task
-        // (proofs-notes/obligations.md#steal-cas-seqcst).
-        if inner
-            .top
-            .compare_exchange(top, top + 1, site!(StealCasSeqCst, SeqCst), Relaxed)
-            .is_err()
-        {
-            return Steal::Retry;
-        }
-        // SAFETY: the slot of `top` held a task (top < bottom, published by
-        // push's release fence and the acquire load of bottom), and the CAS
-        // made this thief its only owner
-        // (proofs-notes/linearizability.md#steal).
-        Steal::Success(unsafe { task.assume_init() })
+        let bottom = bottom - i64::from(mutant!(ThiefEmptyLookAtOne));
+        bottom
+    }
+
+    /// The current buffer, as a thief loads it (for the batch steal's next
+    /// looks, which compare it with the one their guard holds).
+    pub(crate) fn load_buffer(&self) -> *mut Buffer<T> {
+        // Ordering: Acquire, pairs with the release store of a new buffer
+        // (proofs-notes/reclamation.md#publication).
+        self.inner.buffer.load(site!(BufferLoadAcquire, Acquire))
+    }
+
+    /// `top` once more, with no ordering (for `len`, which needs only
+    /// coherence: proofs-notes/linearizability.md#len).
+    pub(crate) fn load_top_again(&self) -> i64 {
+        self.inner.top.load(Relaxed)
     }
 
     /// `top`, as the steal loads it (for `len` and the batch steal's next
     /// looks).
-    #[inline(always)]
     pub(crate) fn load_top(&self) -> i64 {
         // Ordering: Acquire, as in `steal`
         // (proofs-notes/obligations.md#steal-top-acquire).
@@ -893,7 +1107,6 @@ impl<T> Stealer<T> {
 
     /// The steal's fence, then its load of `bottom` (for `len` and the
     /// batch steal's next looks).
-    #[inline(always)]
     pub(crate) fn fence_then_bottom(&self) -> i64 {
         // Ordering: SeqCst fence, as in `Hazard::protect`
         // (proofs-notes/model.md#store-buffering).
@@ -904,7 +1117,6 @@ impl<T> Stealer<T> {
     }
 
     /// The CAS of a batch steal, which claims `count` tasks from `top`.
-    #[inline(always)]
     pub(crate) fn claim(&self, top: i64, count: i64) -> bool {
         let inner = &*self.inner;
         // `top + count <= bottom` (the tasks claimed were seen below
@@ -929,15 +1141,13 @@ impl<T> Stealer<T> {
 // --------------------------------------------------------------- indices --
 
 #[cold]
-#[inline(never)]
 #[track_caller]
-fn full(bound: i64) -> ! {
+fn full(bound: usize) -> ! {
     panic!("chase-lev: push on a full bounded Worker (bound {bound}); use try_push to get the task back")
 }
 
 /// `index + count` for an index of the deque, panicking instead of
 /// wrapping at the end of the index space.
-#[inline(always)]
 #[track_caller]
 pub(crate) fn add_index(index: i64, count: i64) -> i64 {
     match index.checked_add(count) {
@@ -947,7 +1157,6 @@ pub(crate) fn add_index(index: i64, count: i64) -> i64 {
 }
 
 #[cold]
-#[inline(never)]
 #[track_caller]
 pub(crate) fn index_space_exhausted() -> ! {
     panic!(
@@ -958,8 +1167,7 @@ pub(crate) fn index_space_exhausted() -> ! {
 // ---------------------------------------------------------------- shrink --
 //
 // The shrink hysteresis: the LIFO and FIFO owner's pops count toward halving
-// the buffer once it has stayed under a quarter full (the `Worker` fields
-// `pops_until_shrink`, `shrink_after` and `shrink_below`).
+// the buffer once it has stayed under a quarter full (`Hysteresis`).
 
 impl<T> Worker<T> {
     /// Shrinks the buffer by half once the owner has popped `capacity / 2`
@@ -970,18 +1178,18 @@ impl<T> Worker<T> {
     /// deque that fills and drains in rounds keeps its buffer instead of
     /// reallocating every round, and the copy (at most `capacity / 4` tasks)
     /// is paid for by the pops before it.
-    #[inline]
-    pub(crate) fn consider_shrinking(&self, bottom: i64, top: i64) {
-        // `shrink_below` is 0 when the buffer cannot shrink, and a pop never
+    fn consider_shrinking(&self, bottom: i64, top: i64) {
+        let shrink = &self.shrink;
+        // `below` is 0 when the buffer cannot shrink, and a pop never
         // leaves fewer than 0 tasks, so the count only runs down for a
-        // buffer of at least 4 slots (`shrink_after` >= 2), and a shrink
-        // resets it (`replace_buffer`) as it reaches 0.
-        if bottom - top >= self.shrink_below.get() {
-            self.pops_until_shrink.set(self.shrink_after.get());
+        // buffer of at least 4 slots (`pops_per_halving` >= 2), and a shrink
+        // starts it afresh (`resize`) as it reaches 0.
+        if bottom - top >= shrink.below.get() {
+            shrink.pops_left.set(shrink.pops_per_halving.get());
             return;
         }
-        let left = self.pops_until_shrink.get() - 1;
-        self.pops_until_shrink.set(left);
+        let left = shrink.pops_left.get() - 1;
+        shrink.pops_left.set(left);
         if left == 0 {
             self.shrink_by_half(bottom, top);
         }
@@ -991,41 +1199,54 @@ impl<T> Worker<T> {
     /// still counts toward shrinking: a worker whose tasks all go to thieves
     /// needs no more slots than one that pops them itself. It only counts
     /// (down to 1, never to 0): the shrink itself waits for the next
-    /// successful pop or the next move to a new lap (`push_into_next_lap`), so that
-    /// `pop` holds no second call to the shrink. The deque it leaves is
+    /// successful pop or the next move to a new lap (`push_loading_top`), so
+    /// that `pop` holds no second call to the shrink. The deque it leaves is
     /// empty, so under a quarter full whenever the buffer can shrink at all
-    /// (`push_into_next_lap` checks that again).
-    #[inline]
-    pub(crate) fn count_pop_that_came_too_late(&self) {
-        let left = self.pops_until_shrink.get();
+    /// (`push_loading_top` checks that again).
+    fn count_pop_that_came_too_late(&self) {
+        let left = self.shrink.pops_left.get();
         if left > 1 {
-            self.pops_until_shrink.set(left - 1);
+            self.shrink.pops_left.set(left - 1);
         }
     }
 
     #[cold]
-    #[inline(never)]
     fn shrink_by_half(&self, bottom: i64, top: i64) {
         // The count starts again before the allocation, where a nested pop
         // counts too (proofs-notes/reclamation.md#reentrant-owner-operations);
         // a shrink that happens starts it afresh anyway.
-        self.pops_until_shrink.set(self.shrink_after.get());
+        self.shrink
+            .pops_left
+            .set(self.shrink.pops_per_halving.get());
         let half = self.buffer().capacity() / 2;
-        // `None`: an operation nested in the allocation changed the deque;
+        // An `Err`: an operation nested in the allocation changed the deque;
         // the next pops decide again.
-        if let Some(old) = self.replace_buffer(bottom, top, half) {
-            // SAFETY: `old` is no longer the deque's buffer and is retired once.
-            unsafe { self.retire(old) };
-        }
+        let _ = self.resize(bottom, top, half, None);
     }
 }
 
-/// The `shrink_below` of a buffer of `capacity` slots (see the field).
-pub(crate) fn shrink_threshold(bounded: bool, min_capacity: usize, capacity: usize) -> i64 {
-    if bounded || capacity <= min_capacity {
-        0
-    } else {
-        (capacity / 4) as i64
+impl Hysteresis {
+    fn new(capacity: usize, bounded: bool) -> Hysteresis {
+        let hysteresis = Hysteresis {
+            pops_left: Cell::new(0),
+            pops_per_halving: Cell::new(0),
+            below: Cell::new(0),
+            min_capacity: capacity,
+        };
+        hysteresis.start_afresh(capacity, bounded);
+        hysteresis
+    }
+
+    /// The count for a buffer of `capacity` slots, from the start.
+    fn start_afresh(&self, capacity: usize, bounded: bool) {
+        self.pops_left.set(capacity / 2);
+        self.pops_per_halving.set(capacity / 2);
+        let below = if bounded || capacity <= self.min_capacity {
+            0
+        } else {
+            (capacity / 4) as i64
+        };
+        self.below.set(below);
     }
 }
 

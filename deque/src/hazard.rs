@@ -74,11 +74,4 @@ impl<B> Hazard<B> {
         // lives (proofs-notes/reclamation.md#hazard-slots).
         unsafe { &*self.buffer }
     }
-
-    /// Whether `buffer`, loaded after the fence, is the protected one (if
-    /// not, the owner has replaced it since).
-    #[inline(always)]
-    pub(crate) fn covers(&self, buffer: *mut B) -> bool {
-        self.buffer == buffer
-    }
 }

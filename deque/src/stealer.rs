@@ -4,11 +4,9 @@
 use core::fmt;
 
 use crate::deque::Stealer;
-use crate::sync::{Arc, Ordering::Relaxed};
 
 impl<T> Stealer<T> {
     /// Lê et al.'s first loads of `steal`: top, the fence, bottom.
-    #[inline(always)]
     pub(crate) fn indices(&self) -> (i64, i64) {
         let top = self.load_top();
         (top, self.fence_then_bottom())
@@ -36,7 +34,7 @@ impl<T> Stealer<T> {
             // reading the same value again means it held that value from the
             // first load to this one, across the load of `bottom`
             // (proofs-notes/linearizability.md#len).
-            let again = self.inner.top.load(Relaxed);
+            let again = self.load_top_again();
             if again == top {
                 return (bottom - top).max(0) as usize;
             }
@@ -65,14 +63,6 @@ impl<T> Stealer<T> {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-impl<T> Clone for Stealer<T> {
-    fn clone(&self) -> Stealer<T> {
-        Stealer {
-            inner: Arc::clone(&self.inner),
-        }
     }
 }
 

@@ -416,8 +416,7 @@ fn len_and_is_empty_agree_between_owner_and_stealer() {
 
 /// How many buffers `worker` retired that are not freed yet.
 fn retired_not_freed<T>(worker: &Worker<T>) -> usize {
-    // SAFETY: the test thread is the owner and holds no other reference.
-    unsafe { worker.inner.retired().len() }
+    worker.retired_not_freed()
 }
 
 #[test]
@@ -434,7 +433,7 @@ fn a_buffer_a_thief_announced_is_kept_until_the_thief_lets_go() {
     let worker = Worker::new_lifo_with_capacity(2);
     worker.push(1);
     // Ordering: Relaxed, the owner's own pointer (proofs-notes/reclamation.md#hazard-slots).
-    let buffer = worker.inner.buffer.load(crate::sync::Ordering::Relaxed);
+    let buffer = worker.stealer().load_buffer();
     let announced = crate::reclamation::HazardSlot::new(buffer.cast());
     (2..=3).for_each(|task| worker.push(task)); // grows: retires the announced buffer
     assert_eq!(retired_not_freed(&worker), 1);

@@ -2,14 +2,12 @@
 //! The type, push, pop and the shrink hysteresis are in deque.rs, the
 //! destination's side of a batch steal in batch.rs.
 
-use core::cell::Cell;
 use core::fmt;
-use core::marker::PhantomData;
 use core::mem;
 
 use crate::buffer::{Buffer, MAX_CAPACITY};
-use crate::deque::{shrink_threshold, Flavor, Inner, Stealer, Worker};
-use crate::sync::{Arc, Ordering::Relaxed, UNDER_LOOM};
+use crate::deque::{Flavor, Worker};
+use crate::sync::UNDER_LOOM;
 
 /// The capacity of a worker made by `new_lifo` or `new_fifo`. Larger than
 /// crossbeam-deque's 64 because a buffer here holds one lap of indices: a
@@ -157,53 +155,13 @@ impl<T> Worker<T> {
         } else {
             capacity.max(1).next_power_of_two()
         };
-        let buffer = Buffer::new(buffer_capacity, first_index);
-        let end = buffer.end();
-        let limit = if bounded { capacity as i64 } else { i64::MAX };
-        let inner = Arc::new(Inner::new(flavor, buffer, first_index));
-        #[cfg(chase_lev_genmc)]
-        inner.store_initial_values();
-        // Ordering: Relaxed: the deque was created on this thread just above,
-        // so there is nothing to synchronize with; from here on the owner keeps
-        // the pointer itself
-        // (proofs-notes/reclamation.md#the-owners-cached-buffer-pointer).
-        let buffer = Cell::new(inner.buffer.load(Relaxed));
-        let worker = Worker {
-            inner,
-            buffer,
-            end: Cell::new(end),
-            limit: Cell::new(limit),
-            top_seen: Cell::new(first_index),
-            // Set just below, by the same rule as every later change.
-            push_until: Cell::new(first_index),
-            bounded,
-            min_capacity: buffer_capacity,
-            pops_until_shrink: Cell::new(buffer_capacity / 2),
-            shrink_after: Cell::new(buffer_capacity / 2),
-            shrink_below: Cell::new(shrink_threshold(bounded, buffer_capacity, buffer_capacity)),
-            _not_sync: PhantomData,
-        };
-        worker.refresh_push_until();
-        worker
-    }
-
-    /// Creates a stealer for this worker's deque. Stealers can be cloned and
-    /// shared between threads.
-    ///
-    /// ```
-    /// use chase_lev::{Steal, Worker};
-    ///
-    /// let worker = Worker::new_lifo();
-    /// let stealer = worker.stealer();
-    /// worker.push(1);
-    /// std::thread::spawn(move || assert_eq!(stealer.steal(), Steal::Success(1)))
-    ///     .join()
-    ///     .unwrap();
-    /// ```
-    pub fn stealer(&self) -> Stealer<T> {
-        Stealer {
-            inner: Arc::clone(&self.inner),
-        }
+        let bound = bounded.then_some(capacity);
+        Worker::with_buffer(
+            flavor,
+            Buffer::new(buffer_capacity, first_index),
+            first_index,
+            bound,
+        )
     }
 
     /// The number of tasks in the deque, exact at the moment the call reads
@@ -220,11 +178,10 @@ impl<T> Worker<T> {
     /// assert_eq!(worker.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        let inner = &*self.inner;
-        // Ordering: Relaxed for the owner's own bottom, Acquire for top as in
-        // push (proofs-notes/linearizability.md#len).
-        let bottom = inner.bottom.load(Relaxed);
-        let top = inner.top.load(crate::sync::Ordering::Acquire);
+        // The owner's own bottom, then top with acquire as in push
+        // (proofs-notes/linearizability.md#len).
+        let bottom = self.bottom();
+        let top = self.load_top();
         (bottom - top).max(0) as usize
     }
 
@@ -256,18 +213,6 @@ impl<T> Worker<T> {
     /// ```
     pub fn capacity(&self) -> usize {
         self.buffer().capacity()
-    }
-
-    /// The bound of a bounded worker, `None` for a growable one.
-    ///
-    /// ```
-    /// use chase_lev::Worker;
-    ///
-    /// assert_eq!(Worker::<u8>::new_lifo_bounded(10).bound(), Some(10));
-    /// assert_eq!(Worker::<u8>::new_lifo().bound(), None);
-    /// ```
-    pub fn bound(&self) -> Option<usize> {
-        self.bounded.then(|| self.limit.get() as usize)
     }
 }
 

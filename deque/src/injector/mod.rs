@@ -535,7 +535,7 @@ impl<T> Injector<T> {
         let mut kept = None;
         let mut moved = 0;
         let dest_buffer = dest.buffer();
-        let lifo = dest.inner.flavor == Flavor::Lifo;
+        let lifo = dest.flavor() == Flavor::Lifo;
         let mut unread = read;
         while unread != 0 {
             let offset = unread.trailing_zeros() as usize;
