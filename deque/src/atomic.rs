@@ -24,7 +24,6 @@ pub(crate) trait Named: Sized {
 
     /// As `named`, for a pointer whose bits under `tags` are a tag (the
     /// injector's ticket counts), which the log shows apart from the address.
-    #[inline(always)]
     fn named_with_tags(self, name: &'static str, tags: usize) -> Self {
         let _ = tags;
         self.named(name)
@@ -35,7 +34,6 @@ pub(crate) trait Named: Sized {
 macro_rules! unnamed {
     ($($atomic:ty),*) => {$(
         impl Named for $atomic {
-            #[inline(always)]
             fn named(self, _name: &'static str) -> Self {
                 self
             }
@@ -50,7 +48,6 @@ unnamed!(AtomicI64, AtomicU64, AtomicUsize);
 /// the mutant build, not logged (`reclamation.rs`, `MaskWord`).
 #[cfg(chase_lev_genmc)]
 impl Named for crate::sync::AtomicU8 {
-    #[inline(always)]
     fn named(self, _name: &'static str) -> Self {
         self
     }
@@ -58,7 +55,6 @@ impl Named for crate::sync::AtomicU8 {
 
 #[cfg(not(chase_lev_mutants))]
 impl<T> Named for AtomicPtr<T> {
-    #[inline(always)]
     fn named(self, _name: &'static str) -> Self {
         self
     }
@@ -106,7 +102,6 @@ mod logged {
     }
 
     impl<A> Logged<A> {
-        #[inline(always)]
         fn record(&self, event: impl FnOnce(&str, &mut Shower<'_>) -> String) {
             trace::access(self.name, &self.label, event);
         }
@@ -153,7 +148,6 @@ mod logged {
                     Logged { atomic: <$atomic>::new(value), name: None, tags: 0, label: trace::Label::new() }
                 }
 
-                #[inline(always)]
                 pub(crate) fn load(&self, ordering: Ordering) -> $value {
                     // Ordering: the caller's, forwarded unchanged to the
                     // backend (proofs-notes/model.md#which-model).
@@ -164,7 +158,6 @@ mod logged {
                     value
                 }
 
-                #[inline(always)]
                 pub(crate) fn store(&self, value: $value, ordering: Ordering) {
                     // Ordering: the caller's, forwarded unchanged to the
                     // backend (proofs-notes/model.md#which-model).
@@ -174,7 +167,6 @@ mod logged {
                     });
                 }
 
-                #[inline(always)]
                 pub(crate) fn swap(&self, value: $value, ordering: Ordering) -> $value {
                     // Ordering: the caller's, forwarded unchanged to the
                     // backend (proofs-notes/model.md#which-model).
@@ -186,7 +178,6 @@ mod logged {
                     old
                 }
 
-                #[inline(always)]
                 pub(crate) fn compare_exchange(
                     &self,
                     current: $value,
@@ -201,7 +192,6 @@ mod logged {
                     result
                 }
 
-                #[inline(always)]
                 pub(crate) fn compare_exchange_weak(
                     &self,
                     current: $value,
@@ -258,7 +248,6 @@ mod logged {
         ($atomic:ty, $value:ty) => {
             #[allow(dead_code)]
             impl Logged<$atomic> {
-                #[inline(always)]
                 pub(crate) fn fetch_add(&self, value: $value, ordering: Ordering) -> $value {
                     // Ordering: the caller's, forwarded unchanged to the
                     // backend (proofs-notes/model.md#which-model).
@@ -272,7 +261,6 @@ mod logged {
                     old
                 }
 
-                #[inline(always)]
                 pub(crate) fn fetch_and(&self, value: $value, ordering: Ordering) -> $value {
                     // Ordering: the caller's, forwarded unchanged to the
                     // backend (proofs-notes/model.md#which-model).
@@ -283,7 +271,6 @@ mod logged {
                     old
                 }
 
-                #[inline(always)]
                 pub(crate) fn fetch_or(&self, value: $value, ordering: Ordering) -> $value {
                     // Ordering: the caller's, forwarded unchanged to the
                     // backend (proofs-notes/model.md#which-model).
@@ -306,14 +293,12 @@ mod logged {
     ///
     /// # Safety
     /// As for `sync::load_own_store`.
-    #[inline(always)]
     pub(crate) unsafe fn load_own_store(atomic: &AtomicI64) -> i64 {
         // SAFETY: forwarded from the caller.
         unsafe { backend::load_own_store(&atomic.atomic) }
     }
 
     /// The backend's fence, recorded.
-    #[inline(always)]
     pub(crate) fn fence(ordering: Ordering) {
         // Ordering: the caller's, forwarded unchanged to the backend
         // (proofs-notes/model.md#which-model).

@@ -372,6 +372,8 @@ struct Snapshot<'h, T> {
 }
 
 /// The batch steals' one precondition, shared with the injector's.
+// Layout: docs/benchmarks.md#layout-attributes.
+#[inline(always)]
 #[track_caller]
 pub(crate) fn assert_batch_limit(limit: usize) {
     assert!(

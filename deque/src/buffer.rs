@@ -79,25 +79,21 @@ impl<T> Buffer<T> {
         self.end = start.saturating_add(self.capacity() as i64);
     }
 
-    #[inline(always)]
     pub(crate) fn capacity(&self) -> usize {
         self.mask + 1
     }
 
     /// One past the last index of this buffer's lap (saturating at the end
     /// of the index space, where push panics anyway).
-    #[inline(always)]
     pub(crate) fn end(&self) -> i64 {
         self.end
     }
 
     /// Whether the slot of `index` belongs to `index` in this buffer.
-    #[inline(always)]
     pub(crate) fn covers(&self, index: i64) -> bool {
         self.start <= index && index < self.end
     }
 
-    #[inline(always)]
     fn slot(&self, index: i64) -> &SlotCell<T> {
         // A mutant that breaks the lap (`steal-without-cas`,
         // `no-reload-after-grow`) trips this check on a thread, and the
@@ -118,7 +114,6 @@ impl<T> Buffer<T> {
     /// # Safety
     /// The caller owns the slot: no other thread reads or writes it
     /// concurrently (proofs-notes/reclamation.md#no-wrap).
-    #[inline(always)]
     pub(crate) unsafe fn write(&self, index: i64, task: T) {
         // SAFETY: forwarded from the caller.
         unsafe { self.slot(index).write(MaybeUninit::new(task)) };
@@ -132,7 +127,6 @@ impl<T> Buffer<T> {
     /// # Safety
     /// No thread writes the slot concurrently
     /// (proofs-notes/reclamation.md#no-wrap).
-    #[inline(always)]
     pub(crate) unsafe fn read(&self, index: i64) -> MaybeUninit<T> {
         // SAFETY: forwarded from the caller.
         let task = unsafe { self.slot(index).read() };
@@ -143,7 +137,6 @@ impl<T> Buffer<T> {
 
     /// Moves the buffer to the heap, where the deque's pointers find it
     /// (`sync::allocate_buffer`: where a global allocator would run).
-    #[inline(always)]
     pub(crate) fn allocate(self) -> *mut Buffer<T> {
         crate::sync::allocate_buffer(self)
     }
@@ -183,7 +176,6 @@ impl<T> Buffer<T> {
     ///
     /// # Safety
     /// The caller owns those slots, as for `write`.
-    #[inline]
     pub(crate) unsafe fn reverse(&self, from: i64, to: i64) {
         let (mut low, mut high) = (from, to - 1);
         while low < high {
@@ -202,7 +194,6 @@ impl<T> Buffer<T> {
     ///
     /// # Safety
     /// As for `read` on `source` and `write` on `self`.
-    #[inline]
     pub(crate) unsafe fn copy_slot(&self, source: &Buffer<T>, from: i64, to: i64) {
         // SAFETY: forwarded from the caller.
         unsafe { self.slot(to).write(source.slot(from).read()) };

@@ -6,7 +6,7 @@
 //! |-------------------------------|----------------------------------------------|
 //! | `top`, `bottom`, `array`      | `Inner` (and the owner's copy of `array`)    |
 //! | `push`                        | `Worker::try_push`, `write_and_publish`      |
-//! | `resize` (grow)               | `push_into_next_lap`, `replace_buffer`       |
+//! | `resize` (grow)               | `push_loading_top` → `resize`                |
 //! | `take`                        | `Worker::pop` → `pop_bottom`                 |
 //! | `steal`                       | `Stealer::steal` → `steal_from`              |
 //!
@@ -15,10 +15,11 @@
 //! site's name says the ordering it holds, and model-tests/mutants.md which
 //! mutant weakens it (sites.rs). A logic mutant is a branch of its own,
 //! compiled only into the internal mutant builds
-//! (`#[cfg(chase_lev_mutants)] if mutant!(Name)`). The owner keeps three
-//! values of its own in its `Worker` (below): its copy of the
-//! buffer pointer (`buffer`), the end of that buffer's lap (`end`) and the
-//! bound (`limit`, `i64::MAX` if none).
+//! (`#[cfg(chase_lev_mutants)] if mutant!(Name)`). The owner keeps what it
+//! knows on its own in its `Worker` (below), private to this file: the `Lap`
+//! (its copy of the buffer pointer, the end of that buffer's lap, the last
+//! `top` a push loaded, how far it may push without loading `top` again),
+//! the bound (`None` if growable) and the shrink `Hysteresis`.
 //!
 //! Where it departs from the figure (each function says so and names its
 //! note):
@@ -38,8 +39,11 @@
 //! - the buffer shrinks by half after a run of pops under a quarter full
 //!   (the shrink hysteresis, at the end).
 //!
-//! Here: the shared state and the two handles, push, pop, steal, the
-//! shrink, the drop. Not in this file: the handles' constructors, `len` and
+//! Here: the shared state and the two handles, push and `resize`, a batch
+//! destination's room (`reserve`, `publish`), pop, steal, the shrink, the
+//! drop: every line that touches a handle's fields. Layout attributes
+//! (`inline`, `cold`) are where docs/benchmarks.md#layout-attributes shows
+//! that they pay. Not in this file: the handles' constructors, `len` and
 //! `capacity` (worker.rs, stealer.rs), batch steals (batch.rs), the slots
 //! (buffer.rs), the steal's hazard guard (hazard.rs), the hazard slots and
 //! retired buffers (reclamation.rs), the
@@ -573,8 +577,6 @@ impl<T> Worker<T> {
     /// below it is copied harmlessly, as under a thief's steal.) Nothing of
     /// the owner's is borrowed across a call out of the crate
     /// (proofs-notes/reclamation.md#reentrant-owner-operations).
-    /// Layout: docs/benchmarks.md#layout-attributes.
-    #[cold]
     fn resize(
         &self,
         bottom: i64,
@@ -716,20 +718,24 @@ impl<T> Worker<T> {
             if add_index(bottom, count) <= self.lap.end.get() {
                 return count as usize;
             }
-            // A buffer that holds `len + count` tasks from `top`.
-            let needed = (len + count) as usize;
-            let capacity = self.buffer().capacity();
-            let new_capacity = needed.max(capacity).checked_next_power_of_two();
-            let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
-            // The room is there unless an operation nested in a call out of
-            // the crate (the allocation, or the retire's frees) changed
-            // `bottom` or left a buffer without it; else look again (`top`
-            // only grows, which makes more room).
-            let resized = self.resize(bottom, top, new_capacity, None).is_ok();
-            if resized && self.own_bottom() == bottom && bottom + count <= self.lap.end.get() {
+            if self.make_room(bottom, top, (len + count) as usize) {
                 return count as usize;
             }
         }
+    }
+
+    /// `reserve`'s buffer change: to a buffer that holds `needed` tasks from
+    /// `top`. `false` if an operation nested in a call out of the crate (the
+    /// allocation, or the retire's frees) changed `bottom` or left a buffer
+    /// without the room: `reserve` then looks again (`top` only grows,
+    /// which makes more room). Layout: docs/benchmarks.md#layout-attributes.
+    #[cold]
+    fn make_room(&self, bottom: i64, top: i64, needed: usize) -> bool {
+        let capacity = self.buffer().capacity();
+        let new_capacity = needed.max(capacity).checked_next_power_of_two();
+        let new_capacity = new_capacity.unwrap_or(MAX_CAPACITY).min(MAX_CAPACITY);
+        let resized = self.resize(bottom, top, new_capacity, None).is_ok();
+        resized && self.own_bottom() == bottom && top + needed as i64 <= self.lap.end.get()
     }
 
     /// Publishes `count` tasks that a batch steal wrote past `bottom`.
@@ -1091,9 +1097,10 @@ impl<T> Stealer<T> {
         self.inner.buffer.load(site!(BufferLoadAcquire, Acquire))
     }
 
-    /// `top` once more, with no ordering (for `len`, which needs only
-    /// coherence: proofs-notes/linearizability.md#len).
+    /// `top` once more (for `len`).
     pub(crate) fn load_top_again(&self) -> i64 {
+        // Ordering: Relaxed: `len` needs only coherence
+        // (proofs-notes/linearizability.md#len).
         self.inner.top.load(Relaxed)
     }
 

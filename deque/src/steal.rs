@@ -108,7 +108,6 @@ impl<T> Steal<T> {
 
     /// The stolen task passed through `f`; `Empty` and `Retry` unchanged.
     /// (Not in crossbeam-deque's API, so crate-private.)
-    #[inline(always)]
     pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Steal<U> {
         match self {
             Steal::Success(task) => Steal::Success(f(task)),

@@ -79,7 +79,6 @@ pub(crate) use backend::{fence, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize};
 ///
 /// # Safety
 /// No other thread stores to `atomic`.
-#[inline(always)]
 pub(crate) unsafe fn load_own_store(atomic: &AtomicI64) -> i64 {
     #[cfg(chase_lev_loom)]
     // SAFETY: by the caller, every store to it is this thread's own.
@@ -112,12 +111,10 @@ struct UnsafeSlotCell<T>(core::cell::UnsafeCell<T>);
 
 #[cfg(not(chase_lev_loom))]
 impl<T> UnsafeSlotCell<T> {
-    #[inline(always)]
     fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }
 
-    #[inline(always)]
     fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
@@ -169,7 +166,6 @@ impl<T> SlotCell<T> {
 
     /// A free of the buffer, as loom sees it: a write of the slot (nothing
     /// elsewhere).
-    #[inline(always)]
     #[cfg_attr(not(chase_lev_loom), allow(dead_code))] // `free_buffer` calls it under loom
     pub(crate) fn mark_freed(&self) {
         #[cfg(chase_lev_loom)]
@@ -178,7 +174,6 @@ impl<T> SlotCell<T> {
 
     /// # Safety
     /// No other thread writes this slot concurrently.
-    #[inline(always)]
     pub(crate) unsafe fn read(&self) -> core::mem::MaybeUninit<T> {
         // SAFETY: the cell is valid for reads and, by the caller, not written
         // concurrently (loom checks it). `MaybeUninit` copies every byte as
@@ -188,7 +183,6 @@ impl<T> SlotCell<T> {
 
     /// # Safety
     /// No other thread reads or writes this slot concurrently.
-    #[inline(always)]
     pub(crate) unsafe fn write(&self, value: core::mem::MaybeUninit<T>) {
         // SAFETY: the cell is valid for writes and, by the caller, not
         // accessed concurrently (loom checks it).
@@ -233,7 +227,6 @@ impl<T> SlotCell<T> {
     /// does not happen after every read of the cell is a causality violation
     /// loom reports; nothing under shuttle.
     #[cfg(any(chase_lev_loom, chase_lev_shuttle))]
-    #[inline(always)]
     pub(crate) fn before_free(&mut self) {
         #[cfg(chase_lev_loom)]
         self.0.with_mut(|_| ());
@@ -247,7 +240,6 @@ impl<T> SlotCell<T> {
 /// for a free ticket, `injector/`): a spin hint for the first rounds, then
 /// a yield. Under loom and shuttle every round yields, so that the model
 /// checker schedules the other threads.
-#[inline]
 pub(crate) fn wait_round(round: u32) {
     #[cfg(chase_lev_loom)]
     {
@@ -281,7 +273,6 @@ pub(crate) fn wait_round(round: u32) {
 macro_rules! process_static {
     ($(#[$attribute:meta])* $vis:vis fn $name:ident() -> &'static $type:ty = $init:expr;) => {
         $(#[$attribute])*
-        #[inline(always)]
         $vis fn $name() -> &'static $type {
             static VALUE: $type = $init;
             &VALUE
@@ -344,7 +335,6 @@ pub(crate) use {process_static, thread_local_static};
 /// drops the execution's thread-locals and statics outside the model, where
 /// its atomics cannot be touched. The registry's destructors skip their
 /// bookkeeping then (the execution is over anyway).
-#[inline(always)]
 pub(crate) fn model_is_unwinding() -> bool {
     cfg!(chase_lev_loom) && std::thread::panicking()
 }
@@ -354,7 +344,6 @@ pub(crate) fn model_is_unwinding() -> bool {
 /// drops a test's statics after its tasks have finished, where its atomics
 /// cannot be touched. What such a drop would free then leaks (a few records
 /// per execution); std's statics are never dropped.
-#[inline(always)]
 pub(crate) fn statics_drop_outside_the_model() -> bool {
     cfg!(chase_lev_shuttle) || model_is_unwinding()
 }
@@ -365,7 +354,6 @@ pub(crate) fn statics_drop_outside_the_model() -> bool {
 /// run the hook a scenario set for this thread's next buffer allocation
 /// ([`before_next_buffer_allocation`]), as a global allocator that calls
 /// back into the deque would run there.
-#[inline(always)]
 pub(crate) fn allocate_buffer<B>(buffer: B) -> *mut B {
     #[cfg(chase_lev_hooks)]
     if let Some(hook) = BEFORE_ALLOCATION.with(|slot| slot.borrow_mut().take()) {
@@ -514,7 +502,6 @@ mod genmc {
     macro_rules! initial_value {
         ([$($generic:tt)*] $atomic:ty) => {
             impl<$($generic)*> InitialValue for $atomic {
-                #[inline(always)]
                 fn store_initial_value(&self) {
                     // SAFETY: no other thread can see the atomic yet, so a
                     // plain read of it (served by Miri's memory, which holds
