@@ -1047,9 +1047,12 @@ impl<T> Stealer<T> {
     /// The middle of Lê et al.'s steal, after a look showed a task at `top`:
     /// the fence and `b = load_acquire(&q->bottom)`, with the buffer
     /// announced in a hazard slot before the fence and checked after it
-    /// (`Hazard::protect`); then `take` (the steal's read and CAS, or a batch
-    /// steal's) with the protected buffer and the `bottom` seen, while the
-    /// guard holds. Shared by the steal and the batch steals.
+    /// (`Hazard::protect`); then `take(stealer, buffer, top, bottom)`: the
+    /// steal's read and CAS, or a batch steal's claims, on the protected
+    /// buffer and with the `bottom` seen after the fence. The guard holds
+    /// while `take` runs, and its drop clears the hazard slot when this
+    /// returns (or unwinds). Shared by the steal and the batch steals.
+    /// Layout: docs/benchmarks.md#layout-attributes.
     #[inline(never)]
     pub(crate) fn steal_from<R>(
         &self,
