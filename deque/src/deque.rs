@@ -87,19 +87,19 @@ pub(crate) enum Flavor {
     Fifo,
 }
 
-pub(crate) struct Inner<T> {
+struct Inner<T> {
     /// The index of the oldest task. Thieves advance it by CAS; so does the
     /// FIFO owner. On its own cache line, away from `bottom`, so that a thief
     /// spinning on `top` does not slow the owner's push and pop.
-    pub(crate) top: CachePadded<AtomicI64>,
+    top: CachePadded<AtomicI64>,
     /// One past the newest task; written only by the owner.
-    pub(crate) bottom: CachePadded<AtomicI64>,
+    bottom: CachePadded<AtomicI64>,
     /// The current buffer; replaced only by the owner (grow and shrink).
-    pub(crate) buffer: CachePadded<AtomicPtr<Buffer<T>>>,
-    pub(crate) flavor: Flavor,
+    buffer: CachePadded<AtomicPtr<Buffer<T>>>,
+    flavor: Flavor,
     /// (Mutant builds.) The mutant this deque carries (`sites.rs`).
     #[cfg(chase_lev_mutants)]
-    pub(crate) mutant: Option<crate::sites::Mutant>,
+    mutant: Option<crate::sites::Mutant>,
     /// Buffers the owner replaced that a thief may still read; touched only
     /// by the owner and by the final drop (`Inner::retired`).
     retired: Retired<T>,
@@ -118,14 +118,14 @@ impl<T> Inner<T> {
     /// (GenMC build.) Gives each atomic its atomic initial store
     /// (`sync::InitialValue`), once the deque is where it stays.
     #[cfg(chase_lev_genmc)]
-    pub(crate) fn store_initial_values(&self) {
+    fn store_initial_values(&self) {
         use crate::sync::InitialValue;
         self.top.store_initial_value();
         self.bottom.store_initial_value();
         self.buffer.store_initial_value();
     }
 
-    pub(crate) fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64) -> Self {
+    fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64) -> Self {
         Inner {
             top: CachePadded::new(AtomicI64::new(first_index).named("top")),
             bottom: CachePadded::new(AtomicI64::new(first_index).named("bottom")),
@@ -150,7 +150,7 @@ impl<T> Inner<T> {
     /// # Safety
     /// Only the owner's thread calls this (from its unique `Worker`): the
     /// cells are not `Sync`.
-    pub(crate) unsafe fn retired(&self) -> &Retired<T> {
+    unsafe fn retired(&self) -> &Retired<T> {
         &self.retired
     }
 }
