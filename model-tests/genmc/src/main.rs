@@ -336,6 +336,20 @@ fn make_the_first_record_chunk(owner: &Worker<Task>, task: u64, taken: &mut Take
     chase_lev::genmc::end_of_thread();
 }
 
+/// A 1-slot LIFO owner holding task 1, the registry's first chunk made
+/// before (with task `chunk_task`, already counted in the `Taken`
+/// returned), and two thieves started that steal once each.
+fn one_slot_owner_against_two_thieves(
+    chunk_task: u64,
+) -> (Worker<Task>, Taken, Vec<Thread<Taken>>) {
+    let owner = worker(false, 1);
+    let mut taken = Taken::none();
+    make_the_first_record_chunk(&owner, chunk_task, &mut taken);
+    push(&owner, 1);
+    let thieves = vec![thief(owner.stealer(), 1), thief(owner.stealer(), 1)];
+    (owner, taken, thieves)
+}
+
 /// A thief that steals a batch into a worker of its own (and, with
 /// `and_pop`, takes one task of it at once), then drains that worker.
 fn batch_thief(stealer: Stealer<Task>, fifo: bool, and_pop: bool) -> Thread<Taken> {
@@ -598,16 +612,11 @@ fn pop_pop_against_two_thieves() {
 /// hold the first buffer and thief 2 the second when the owner retires the
 /// second, so its scan must keep both.
 fn owner_changes_buffer_twice_while_two_thieves_hold_slots() {
-    let owner = worker(false, 1);
-    let mut taken = Taken::none();
-    make_the_first_record_chunk(&owner, 4, &mut taken);
-    push(&owner, 1);
-    let first = thief(owner.stealer(), 1);
-    let second = thief(owner.stealer(), 1);
+    let (owner, mut taken, thieves) = one_slot_owner_against_two_thieves(4);
     push(&owner, 2); // grows to 2 slots, retires the first buffer
     push(&owner, 3); // grows to 4 slots, retires the second
     pop(&owner, &mut taken);
-    finish(owner, taken, 4, vec![first, second]);
+    finish(owner, taken, 4, thieves);
 }
 
 /// The goal of the GenMC suite: an owner doing six operations, a grow and
@@ -617,34 +626,24 @@ fn owner_changes_buffer_twice_while_two_thieves_hold_slots() {
 /// pop, a push and two pops around the last tasks. The registry's first
 /// chunk is made before the thieves start (`make_the_first_record_chunk`).
 fn six_owner_operations_with_a_grow_against_two_thieves() {
-    let owner = worker(false, 1);
-    let mut taken = Taken::none();
-    make_the_first_record_chunk(&owner, 4, &mut taken);
-    push(&owner, 1);
-    let first = thief(owner.stealer(), 1);
-    let second = thief(owner.stealer(), 1);
+    let (owner, mut taken, thieves) = one_slot_owner_against_two_thieves(4);
     push(&owner, 2); // grows to 2 slots, retires the first buffer
     pop(&owner, &mut taken);
     push(&owner, 3);
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
-    finish(owner, taken, 4, vec![first, second]);
+    finish(owner, taken, 4, thieves);
 }
 
 /// The goal's smaller sibling: an owner doing four operations, a grow and
 /// a retire among them (push, push that grows, pop, pop), against two
 /// thieves that steal once each, the registry's chunk made first.
 fn four_owner_operations_with_a_grow_against_two_thieves() {
-    let owner = worker(false, 1);
-    let mut taken = Taken::none();
-    make_the_first_record_chunk(&owner, 3, &mut taken);
-    push(&owner, 1);
-    let first = thief(owner.stealer(), 1);
-    let second = thief(owner.stealer(), 1);
+    let (owner, mut taken, thieves) = one_slot_owner_against_two_thieves(3);
     push(&owner, 2); // grows to 2 slots, retires the first buffer
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
-    finish(owner, taken, 3, vec![first, second]);
+    finish(owner, taken, 3, thieves);
 }
 
 /// The owner fills a 1-slot lap with task 1; the allocation of the next
