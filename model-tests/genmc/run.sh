@@ -82,11 +82,19 @@ if [ $matrix = 1 ]; then
             verdict=killed
             # (This GenMC prints no execution count when it stops at an error.)
             report=$(grep -m1 -E '^(genmc scenario failed|error)' "$out" | tr '\t' ' ')
+            # A panic in the crate (a debug assertion) makes this GenMC stop
+            # in std's panic machinery, whose thread-local key it cannot
+            # read: name the function that panicked.
+            if grep -q 'std::panicking::panic_handler' "$out"; then
+                panicked=$(grep -A1 'std::panicking::panic_handler' "$out" |
+                    sed -n 's/^note: inside `\(.*\)`.*/\1/p' | head -n 1)
+                report="a panic in ${panicked:-the crate} (then: $report)"
+            fi
             executions=-
         else
             verdict=unfinished
             executions=-
-            report="stopped after $timeout s (or did not build): $(tail -n 1 "$out" | tr '\t' ' ')"
+            report="stopped after $timeout s, no error until then"
         fi
         row=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s' "$name" "$scenario" "$verdict" \
             "$executions" "$seconds" "$report" "$machine")

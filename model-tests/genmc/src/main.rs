@@ -11,6 +11,13 @@
 //! left); the tasks are boxes, so a task taken twice is also freed twice,
 //! and one never taken, never dropped, is a leak Miri reports.
 //!
+//! The harness itself is kept lean: every memory access and allocation of
+//! an execution, the harness's own included, is an event GenMC checks each
+//! new event against, so an execution's cost grows with the square of its
+//! events. A thread counts the tasks it takes in a fixed array ([`Taken`])
+//! and drops each at once, with plain `while` loops: no `Vec`, no iterator
+//! adaptors (at Miri's MIR opt-level 0 each is hundreds of events).
+//!
 //! With the feature `mutants` the scenarios run on the mutant build, with
 //! the mutant named by `CHASE_LEV_GENMC_MUTANT` when they were compiled
 //! (`run.sh --mutant NAME`).
@@ -30,6 +37,9 @@ use chase_lev::{Injector, Steal, Stealer, Worker};
 /// a leak.
 type Task = Box<u64>;
 
+/// The most tasks a scenario pushes, plus one (tasks are numbered from 1).
+const TASKS: usize = 16;
+
 // ----------------------------------------------------------------- checks --
 
 /// Writes `message` to stderr and aborts: the execution fails, and GenMC
@@ -42,24 +52,57 @@ fn fail(message: &str) -> ! {
     std::process::abort()
 }
 
-/// Checks that `taken` holds each of the tasks `1..=pushed` exactly once.
-fn each_taken_once(pushed: u64, taken: Vec<Task>) {
-    let mut seen = vec![0u32; pushed as usize + 1];
-    for task in &taken {
-        match seen.get_mut(**task as usize) {
-            Some(count) if **task != 0 => *count += 1,
-            _ => fail(&format!(
-                "a task that was never pushed was taken: {}",
-                **task
-            )),
+/// How many times each task was taken, by task number: a thread counts the
+/// tasks it takes here and drops each at once.
+#[derive(Clone, Copy)]
+struct Taken([u8; TASKS]);
+
+impl Taken {
+    fn none() -> Taken {
+        Taken([0; TASKS])
+    }
+
+    /// Counts `task` and drops it.
+    fn take(&mut self, task: Task) {
+        let number = *task as usize;
+        if number == 0 || number >= TASKS {
+            fail(&format!("a task that was never pushed was taken: {number}"));
+        }
+        self.0[number] += 1;
+        drop(task);
+    }
+
+    /// Counts `task`, if any.
+    fn take_some(&mut self, task: Option<Task>) {
+        if let Some(task) = task {
+            self.take(task);
         }
     }
-    for (task, &count) in seen.iter().enumerate().skip(1) {
-        if count != 1 {
-            fail(&format!("task {task} was taken {count} times"));
+
+    /// Adds the counts of `other` (another thread's).
+    fn add(&mut self, other: Taken) {
+        let mut number = 0;
+        while number < TASKS {
+            self.0[number] += other.0[number];
+            number += 1;
         }
     }
-    drop(taken);
+}
+
+/// Checks that the tasks `1..=pushed` were each taken exactly once (and no
+/// other).
+fn each_taken_once(pushed: u64, taken: Taken) {
+    let mut number = 1;
+    while number < TASKS {
+        let expected = u8::from(number as u64 <= pushed);
+        if taken.0[number] != expected {
+            fail(&format!(
+                "task {number} was taken {} times",
+                taken.0[number]
+            ));
+        }
+        number += 1;
+    }
 }
 
 // ---------------------------------------------------------------- threads --
@@ -185,12 +228,12 @@ fn bounded_worker(fifo: bool, capacity: usize) -> Worker<Task> {
 }
 
 /// The owner's `try_push`; a refused task goes back to the caller, which
-/// adds it to `taken` (it is accounted for, not lost).
-fn try_push(worker: &Worker<Task>, task: u64, taken: &mut Vec<Task>) -> bool {
+/// counts it in `taken` (it is accounted for, not lost).
+fn try_push(worker: &Worker<Task>, task: u64, taken: &mut Taken) -> bool {
     match worker.try_push(Box::new(task)) {
         Ok(()) => true,
         Err(task) => {
-            taken.push(task);
+            taken.take(task);
             false
         }
     }
@@ -210,18 +253,29 @@ fn push(worker: &Worker<Task>, task: u64) {
     worker.push(Box::new(task));
 }
 
-/// The owner's pop, its task (if any) added to `taken`.
-fn pop(worker: &Worker<Task>, taken: &mut Vec<Task>) {
-    taken.extend(worker.pop());
+/// Pushes tasks `first..=last`.
+fn push_tasks(worker: &Worker<Task>, first: u64, last: u64) {
+    let mut task = first;
+    while task <= last {
+        push(worker, task);
+        task += 1;
+    }
+}
+
+/// The owner's pop, its task (if any) counted in `taken`.
+fn pop(worker: &Worker<Task>, taken: &mut Taken) {
+    taken.take_some(worker.pop());
 }
 
 /// Every task left in `worker`, popped (at most `bound` of them).
-fn drain(worker: &Worker<Task>, taken: &mut Vec<Task>, bound: usize) {
-    for _ in 0..bound {
+fn drain(worker: &Worker<Task>, taken: &mut Taken, bound: usize) {
+    let mut tries = 0;
+    while tries < bound {
         match worker.pop() {
-            Some(task) => taken.push(task),
+            Some(task) => taken.take(task),
             None => return,
         }
+        tries += 1;
     }
     if !worker.is_empty() {
         fail("more tasks left than were pushed");
@@ -230,27 +284,67 @@ fn drain(worker: &Worker<Task>, taken: &mut Vec<Task>, bound: usize) {
 
 /// One steal; a `Retry` takes nothing (the loop a scheduler would make is
 /// not run: every loop of a scenario is bounded).
-fn steal(stealer: &Stealer<Task>) -> Vec<Task> {
+fn steal(stealer: &Stealer<Task>) -> Option<Task> {
     match stealer.steal() {
-        Steal::Success(task) => vec![task],
-        Steal::Empty | Steal::Retry => Vec::new(),
+        Steal::Success(task) => Some(task),
+        Steal::Empty | Steal::Retry => None,
     }
 }
 
 /// A thief that steals `times` times.
-fn thief(stealer: Stealer<Task>, times: usize) -> Thread<Vec<Task>> {
-    spawn(move || (0..times).flat_map(|_| steal(&stealer)).collect())
+fn thief(stealer: Stealer<Task>, times: usize) -> Thread<Taken> {
+    spawn(move || {
+        let mut taken = Taken::none();
+        let mut tries = 0;
+        while tries < times {
+            taken.take_some(steal(&stealer));
+            tries += 1;
+        }
+        taken
+    })
+}
+
+/// Makes the hazard registry's first chunk on the main thread, before any
+/// thief starts: the main thread pushes `task` and steals it back (its
+/// first steal claims a record, which makes the chunk), then gives its
+/// record back (`end_of_thread`; the main thread stays the owner, which
+/// needs no record). The thieves then claim records of that chunk, each
+/// with one CAS on its mask, instead of each making a chunk of its own and
+/// racing to publish it: that race (`publish_chunk`) is
+/// `two_thieves_add_a_record_chunk_while_the_owner_grows`'s, and in a
+/// scenario with two thieves it multiplies the executions without touching
+/// the deque's own orderings.
+fn make_the_first_record_chunk(owner: &Worker<Task>, task: u64, taken: &mut Taken) {
+    push(owner, task);
+    taken.take_some(steal(&owner.stealer()));
+    chase_lev::genmc::end_of_thread();
+}
+
+/// A 1-slot LIFO owner holding task 1, the registry's first chunk made
+/// before (with task `chunk_task`, already counted in the `Taken`
+/// returned), and two thieves started that steal once each.
+fn one_slot_owner_against_two_thieves(
+    chunk_task: u64,
+) -> (Worker<Task>, Taken, Vec<Thread<Taken>>) {
+    let owner = worker(false, 1);
+    let mut taken = Taken::none();
+    make_the_first_record_chunk(&owner, chunk_task, &mut taken);
+    push(&owner, 1);
+    let thieves = vec![thief(owner.stealer(), 1), thief(owner.stealer(), 1)];
+    (owner, taken, thieves)
 }
 
 /// A thief that steals a batch into a worker of its own (and, with
-/// `and_pop`, takes one task of it at once), then drains that worker.
-fn batch_thief(stealer: Stealer<Task>, fifo: bool, and_pop: bool) -> Thread<Vec<Task>> {
+/// `and_pop`, takes one task of it at once), then drains that worker. The
+/// worker is made before the thread starts: its making is thousands of
+/// events, which, made in the thread, every execution would add again.
+fn batch_thief(stealer: Stealer<Task>, fifo: bool, and_pop: bool) -> Thread<Taken> {
+    let destination = worker(fifo, 4);
     spawn(move || {
-        let destination = worker(fifo, 4);
-        let mut taken = Vec::new();
+        let mut taken = Taken::none();
         if and_pop {
             if let Steal::Success(task) = stealer.steal_batch_and_pop(&destination) {
-                taken.push(task);
+                taken.take(task);
             }
         } else {
             let _ = stealer.steal_batch(&destination);
@@ -262,9 +356,9 @@ fn batch_thief(stealer: Stealer<Task>, fifo: bool, and_pop: bool) -> Thread<Vec<
 
 /// Joins `threads`, drains the owner's deque, drops it, and checks that
 /// tasks `1..=pushed` were each taken once.
-fn finish(owner: Worker<Task>, mut taken: Vec<Task>, pushed: u64, threads: Vec<Thread<Vec<Task>>>) {
+fn finish(owner: Worker<Task>, mut taken: Taken, pushed: u64, threads: Vec<Thread<Taken>>) {
     for thread in threads {
-        taken.extend(thread.join());
+        taken.add(thread.join());
     }
     drain(&owner, &mut taken, pushed as usize);
     drop(owner);
@@ -275,22 +369,35 @@ fn finish(owner: Worker<Task>, mut taken: Vec<Task>, pushed: u64, threads: Vec<T
 /// thief starts until this thief itself takes one (the owner takes fewer
 /// tasks than there are): an `Empty` is never linearizable there, so it
 /// fails the execution (a `Retry`, a lost race, is allowed).
-fn thief_that_must_not_find_it_empty(stealer: Stealer<Task>) -> Thread<Vec<Task>> {
-    spawn(move || match stealer.steal() {
-        Steal::Success(task) => vec![task],
-        Steal::Retry => Vec::new(),
-        Steal::Empty => fail("a thief found empty a deque that held a task throughout"),
+fn thief_that_must_not_find_it_empty(stealer: Stealer<Task>) -> Thread<Taken> {
+    spawn(move || {
+        let mut taken = Taken::none();
+        match stealer.steal() {
+            Steal::Success(task) => taken.take(task),
+            Steal::Retry => {}
+            Steal::Empty => fail("a thief found empty a deque that held a task throughout"),
+        }
+        taken
     })
 }
 
+/// One steal from `queue`, its task (if any) counted in `taken`.
+fn steal_from_injector(queue: &Injector<Task>, taken: &mut Taken) {
+    if let Steal::Success(task) = queue.steal() {
+        taken.take(task);
+    }
+}
+
 /// Every task left in `queue`, stolen (a bounded number of tries).
-fn drain_injector(queue: &Injector<Task>, taken: &mut Vec<Task>) {
-    for _ in 0..8 {
+fn drain_injector(queue: &Injector<Task>, taken: &mut Taken) {
+    let mut tries = 0;
+    while tries < 8 {
         match queue.steal() {
-            Steal::Success(task) => taken.push(task),
+            Steal::Success(task) => taken.take(task),
             Steal::Empty => break,
             Steal::Retry => {}
         }
+        tries += 1;
     }
     if !queue.is_empty() {
         fail("the injector still holds tasks after the drain");
@@ -298,18 +405,15 @@ fn drain_injector(queue: &Injector<Task>, taken: &mut Vec<Task>) {
 }
 
 /// A thread that steals a batch from the injector into a worker of its own
-/// (and, with `and_pop`, takes one task of it at once), then drains it.
-fn injector_batch_thief(
-    queue: Shared<Injector<Task>>,
-    fifo: bool,
-    and_pop: bool,
-) -> Thread<Vec<Task>> {
+/// (and, with `and_pop`, takes one task of it at once), then drains it; the
+/// worker made before the thread starts, as in `batch_thief`.
+fn injector_batch_thief(queue: Shared<Injector<Task>>, fifo: bool, and_pop: bool) -> Thread<Taken> {
+    let destination = worker(fifo, 4);
     spawn(move || {
-        let destination = worker(fifo, 4);
-        let mut taken = Vec::new();
+        let mut taken = Taken::none();
         if and_pop {
             if let Steal::Success(task) = queue.get().steal_batch_and_pop(&destination) {
-                taken.push(task);
+                taken.take(task);
             }
         } else {
             let _ = queue.get().steal_batch(&destination);
@@ -323,12 +427,12 @@ fn injector_batch_thief(
 /// `1..=pushed` were each taken once.
 fn finish_injector(
     queue: Box<Injector<Task>>,
-    mut taken: Vec<Task>,
+    mut taken: Taken,
     pushed: u64,
-    threads: Vec<Thread<Vec<Task>>>,
+    threads: Vec<Thread<Taken>>,
 ) {
     for thread in threads {
-        taken.extend(thread.join());
+        taken.add(thread.join());
     }
     drain_injector(&queue, &mut taken);
     drop(queue);
@@ -345,7 +449,7 @@ fn prefilled_pop_pop_against_steal_steal() {
     push(&owner, 1);
     push(&owner, 2);
     let thief = thief(owner.stealer(), 2);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 2, vec![thief]);
@@ -358,7 +462,7 @@ fn push_push_pop_against_a_steal() {
     let thief = thief(owner.stealer(), 1);
     push(&owner, 1);
     push(&owner, 2);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     finish(owner, taken, 2, vec![thief]);
 }
@@ -369,7 +473,7 @@ fn push_push_pop_pop_against_steal_steal() {
     let thief = thief(owner.stealer(), 2);
     push(&owner, 1);
     push(&owner, 2);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 2, vec![thief]);
@@ -380,7 +484,7 @@ fn one_task_pop_pop_against_a_steal() {
     let owner = worker(false, 4);
     push(&owner, 1);
     let thief = thief(owner.stealer(), 1);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 1, vec![thief]);
@@ -397,19 +501,22 @@ fn grow_while_a_thief_steals_once() {
     push(&owner, 1);
     let thief = thief(owner.stealer(), 1);
     push(&owner, 2);
-    finish(owner, Vec::new(), 2, vec![thief]);
+    finish(owner, Taken::none(), 2, vec![thief]);
 }
 
-/// Capacity 1: the second push grows the deque (copy, publish, retire the
-/// old buffer, scan the hazard slots, free it unless held) while a thief
-/// steals twice: a free the thief can still read is a use after free that
-/// Miri reports.
+/// Capacity 1, task 1 in it; a thief steals twice while the owner's push
+/// of task 2 grows the deque (copy, publish, retire the old buffer, scan
+/// the hazard slots, free it unless held): the thief's first steal may
+/// take task 1 from the old buffer and its second announce the new one,
+/// so the scan must not take the second announcement for a release of
+/// the first steal's reads (`hazard-protect-release`). A free the thief
+/// can still read is a use after free that Miri reports.
 fn grow_while_a_thief_steals_twice() {
     let owner = worker(false, 1);
-    let thief = thief(owner.stealer(), 2);
     push(&owner, 1);
+    let thief = thief(owner.stealer(), 2);
     push(&owner, 2);
-    finish(owner, Vec::new(), 2, vec![thief]);
+    finish(owner, Taken::none(), 2, vec![thief]);
 }
 
 /// Capacity 2: the third push grows while the thief steals; then the owner
@@ -420,7 +527,7 @@ fn grow_while_a_thief_steals() {
     push(&owner, 1);
     push(&owner, 2);
     push(&owner, 3);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 3, vec![thief]);
@@ -432,10 +539,8 @@ fn grow_while_a_thief_steals() {
 /// task 1, possibly through the old buffer (the shape of CVE-2021-32810).
 fn shrink_and_retire_while_a_thief_steals() {
     let owner = worker(false, 1);
-    let mut taken = Vec::new();
-    for task in 1..=5 {
-        push(&owner, task);
-    }
+    let mut taken = Taken::none();
+    push_tasks(&owner, 1, 5);
     for _ in 0..4 {
         pop(&owner, &mut taken); // 5, 4, 3, 2: one task left, shrink credit 1
     }
@@ -457,11 +562,9 @@ fn shrink_and_retire_while_a_thief_steals() {
 /// (each task of a LIFO batch is claimed by its own CAS).
 fn lifo_steal_batch_against_pop_pop() {
     let owner = worker(false, 4);
-    for task in 1..=3 {
-        push(&owner, task);
-    }
+    push_tasks(&owner, 1, 3);
     let thief = batch_thief(owner.stealer(), false, false);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 3, vec![thief]);
@@ -471,174 +574,150 @@ fn lifo_steal_batch_against_pop_pop() {
 /// and takes its first task (one CAS claims the whole FIFO batch).
 fn fifo_steal_batch_and_pop_against_pop_pop() {
     let owner = worker(true, 4);
-    for task in 1..=3 {
-        push(&owner, task);
-    }
+    push_tasks(&owner, 1, 3);
     let thief = batch_thief(owner.stealer(), true, true);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
     finish(owner, taken, 3, vec![thief]);
 }
 
-/// Tasks 1 and 2; the owner pops twice while two thieves steal once each.
+/// Tasks 1 and 2; the owner pops twice while two thieves steal once each
+/// (the registry's first chunk made before they start).
 fn pop_pop_against_two_thieves() {
     let owner = worker(false, 4);
+    let mut taken = Taken::none();
+    make_the_first_record_chunk(&owner, 3, &mut taken);
     push(&owner, 1);
     push(&owner, 2);
     let first = thief(owner.stealer(), 1);
     let second = thief(owner.stealer(), 1);
-    let mut taken = Vec::new();
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
-    finish(owner, taken, 2, vec![first, second]);
+    finish(owner, taken, 3, vec![first, second]);
 }
 
 /// Two thieves, and an owner that grows a 1-slot deque twice: thief 1 may
 /// hold the first buffer and thief 2 the second when the owner retires the
 /// second, so its scan must keep both.
 fn owner_changes_buffer_twice_while_two_thieves_hold_slots() {
-    let owner = worker(false, 1);
-    push(&owner, 1);
-    let first = thief(owner.stealer(), 1);
-    let second = thief(owner.stealer(), 1);
+    let (owner, mut taken, thieves) = one_slot_owner_against_two_thieves(4);
     push(&owner, 2); // grows to 2 slots, retires the first buffer
     push(&owner, 3); // grows to 4 slots, retires the second
-    let mut taken = Vec::new();
     pop(&owner, &mut taken);
-    finish(owner, taken, 3, vec![first, second]);
+    finish(owner, taken, 4, thieves);
 }
 
 /// The goal of the GenMC suite: an owner doing six operations, a grow and
-/// a retire among them, against two thieves, explored to the end.
+/// a retire among them, against two thieves that steal once each. Capacity
+/// 1, so the second push grows at once (copy, publish, retire the first
+/// buffer, scan both thieves' slots, free it unless one holds it); then a
+/// pop, a push and two pops around the last tasks. The registry's first
+/// chunk is made before the thieves start (`make_the_first_record_chunk`).
 fn six_owner_operations_with_a_grow_against_two_thieves() {
-    let owner = worker(false, 2);
-    push(&owner, 1);
-    let first = thief(owner.stealer(), 1);
-    let second = thief(owner.stealer(), 1);
-    let mut taken = Vec::new();
-    push(&owner, 2);
-    push(&owner, 3); // grows to 4 slots, retires the first buffer
+    let (owner, mut taken, thieves) = one_slot_owner_against_two_thieves(4);
+    push(&owner, 2); // grows to 2 slots, retires the first buffer
     pop(&owner, &mut taken);
-    push(&owner, 4);
+    push(&owner, 3);
     pop(&owner, &mut taken);
     pop(&owner, &mut taken);
-    finish(owner, taken, 4, vec![first, second]);
+    finish(owner, taken, 4, thieves);
 }
 
-/// The owner fills a 4-slot lap; the allocation of the next buffer runs the
-/// owner's push of task 6 (a global allocator that hands work to its own
-/// thread's deque, modelled by the internal builds' allocation hook), while
-/// a thief steals. The nested push changes the buffer itself; the outer one
-/// must push into the deque as it is now.
+/// The goal's smaller sibling: an owner doing four operations, a grow and
+/// a retire among them (push, push that grows, pop, pop), against two
+/// thieves that steal once each, the registry's chunk made first.
+fn four_owner_operations_with_a_grow_against_two_thieves() {
+    let (owner, mut taken, thieves) = one_slot_owner_against_two_thieves(3);
+    push(&owner, 2); // grows to 2 slots, retires the first buffer
+    pop(&owner, &mut taken);
+    pop(&owner, &mut taken);
+    finish(owner, taken, 3, thieves);
+}
+
+/// The owner fills a 1-slot lap with task 1; the allocation of the next
+/// buffer, for its push of task 2, runs the owner's push of task 3 (a
+/// global allocator that hands work to its own thread's deque, modelled by
+/// the internal builds' allocation hook), while a thief steals once. The
+/// nested push changes the buffer itself; the outer one must push into the
+/// deque as it is now.
 fn owner_push_nested_in_the_allocation_of_a_grow() {
-    let owner = Rc::new(worker(false, 4));
-    for task in 1..=4 {
-        push(&owner, task);
-    }
+    let owner = Rc::new(worker(false, 1));
+    push(&owner, 1);
     let thief = thief(owner.stealer(), 1);
     let nested = Rc::clone(&owner);
-    chase_lev::hooks::before_next_buffer_allocation(move || push(&nested, 6));
-    push(&owner, 5); // the end of the lap: its allocation pushes task 6
+    chase_lev::hooks::before_next_buffer_allocation(move || push(&nested, 3));
+    push(&owner, 2); // the end of the lap: its allocation pushes task 3
     let owner = Rc::into_inner(owner).unwrap_or_else(|| fail("the nested push did not run"));
-    finish(owner, Vec::new(), 6, vec![thief]);
+    finish(owner, Taken::none(), 3, vec![thief]);
 }
 
 /// Two pushers race at an injector's block end (three slots a block under
-/// a model checker): one claims the block's last slot and installs the next
-/// block, the other pushes into the new one, and a steal that finds a slot
-/// claimed but not yet written abandons it (the push then pushes again);
-/// meanwhile the main thread steals twice.
+/// a model checker): tasks 1 and 2 are pushed and stolen first, so the
+/// head and the tail are at the block's last slot; then one pusher claims
+/// that slot and installs the next block, the other pushes into the new
+/// one, and the main thread's steal, if it finds the slot claimed but not
+/// yet written, abandons it (that push then pushes again).
 fn injector_pushes_race_across_a_block_end() {
     let queue = injector();
+    let mut taken = Taken::none();
     queue.push(Box::new(1));
     queue.push(Box::new(2));
+    steal_from_injector(&queue, &mut taken);
+    steal_from_injector(&queue, &mut taken);
     let shared = Shared(&*queue as *const Injector<Task>);
-    let pushers: Vec<Thread<Vec<Task>>> = [3, 4]
-        .into_iter()
-        .map(|task| {
-            let shared = shared.clone();
-            spawn(move || {
-                shared.get().push(Box::new(task));
-                Vec::new()
-            })
+    let pusher = |task: u64| {
+        let shared = shared.clone();
+        spawn(move || {
+            shared.get().push(Box::new(task));
+            Taken::none()
         })
-        .collect();
-    let mut taken = Vec::new();
-    for _ in 0..2 {
-        if let Steal::Success(task) = queue.steal() {
-            taken.push(task);
-        }
-    }
-    for thread in pushers {
-        taken.extend(thread.join());
-    }
-    for _ in 0..8 {
-        match queue.steal() {
-            Steal::Success(task) => taken.push(task),
-            Steal::Empty => break,
-            Steal::Retry => {}
-        }
-    }
-    if !queue.is_empty() {
-        fail("the injector still holds tasks after the drain");
-    }
-    drop(queue);
-    each_taken_once(4, taken);
+    };
+    let pushers = vec![pusher(3), pusher(4)];
+    steal_from_injector(&queue, &mut taken);
+    finish_injector(queue, taken, 4, pushers);
 }
 
-/// Tasks 1 to 3 fill the first block, task 4 starts the second; a thief
-/// and the main thread steal twice each: whoever takes task 3 moves the
-/// head on and frees the first block, possibly while the other still reads
-/// it (the free is then handed to that reader).
+/// Tasks 1 to 3 fill the first block, task 4 starts the second, and the
+/// main thread steals task 1; then a thief and the main thread steal once
+/// each (tasks 2 and 3): whoever takes task 3 moves the head on and frees
+/// the first block, possibly while the other still reads it (the free is
+/// then handed to that reader).
 fn injector_steals_across_a_block_end_free_the_old_block() {
     let queue = injector();
-    for task in 1..=4 {
+    let mut task = 1;
+    while task <= 4 {
         queue.push(Box::new(task));
+        task += 1;
     }
+    let mut taken = Taken::none();
+    steal_from_injector(&queue, &mut taken);
     let shared = Shared(&*queue as *const Injector<Task>);
     let thief = spawn(move || {
-        let mut taken = Vec::new();
-        for _ in 0..2 {
-            if let Steal::Success(task) = shared.get().steal() {
-                taken.push(task);
-            }
-        }
+        let mut taken = Taken::none();
+        steal_from_injector(shared.get(), &mut taken);
         taken
     });
-    let mut taken = Vec::new();
-    for _ in 0..2 {
-        if let Steal::Success(task) = queue.steal() {
-            taken.push(task);
-        }
-    }
-    taken.extend(thief.join());
-    for _ in 0..8 {
-        match queue.steal() {
-            Steal::Success(task) => taken.push(task),
-            Steal::Empty => break,
-            Steal::Retry => {}
-        }
-    }
-    drop(queue);
-    each_taken_once(4, taken);
+    steal_from_injector(&queue, &mut taken);
+    finish_injector(queue, taken, 4, vec![thief]);
 }
 
-/// Push a task and pop it back, three times, on a buffer of one slot: the
-/// second and third pushes move to a new lap, retire the old buffer (kept as
-/// a spare only if no thief holds it) and reuse it, while a thief that
-/// started after the first push steals once (the retire's fence against the
-/// steal's: `retire-fence`).
+/// Three laps of a buffer of one slot, while a thief that started after
+/// the first push steals once: the owner pops task 1 (or the thief takes
+/// it), pushes task 2 into a new lap (the first buffer retired, kept as a
+/// spare unless the thief's hazard holds it), pops it, and pushes task 3
+/// into a third lap, which reuses the spare (a write to the slot the thief
+/// may have read). The third task's pop is the drain's, after the join: it
+/// races nothing (loom's scenario pops it before the join).
 fn push_pop_three_laps_reusing_a_buffer_against_a_steal() {
     let owner = worker(false, 1);
     push(&owner, 1);
     let thief = thief(owner.stealer(), 1);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
-    for task in 2..=3 {
-        push(&owner, task);
-        pop(&owner, &mut taken);
-    }
+    push(&owner, 2);
+    pop(&owner, &mut taken);
+    push(&owner, 3);
     finish(owner, taken, 3, vec![thief]);
 }
 
@@ -654,7 +733,7 @@ fn thief_of_the_destination_sees_the_batch() {
     push(&victim, 1);
     push(&victim, 2);
     let _ = victim.stealer().steal_batch(&owner);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     drain(&victim, &mut taken, 2);
     drop(victim);
     finish(owner, taken, 2, vec![thief]);
@@ -673,10 +752,9 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher() {
     let flag_shared = Shared(&*flag as *const AtomicBool);
     let thief = spawn(move || {
         flag_shared.get().store(true, Relaxed);
-        match shared.get().steal() {
-            Steal::Success(task) => vec![task],
-            Steal::Empty | Steal::Retry => Vec::new(),
-        }
+        let mut taken = Taken::none();
+        steal_from_injector(shared.get(), &mut taken);
+        taken
     });
     queue.push(Box::new(1));
     fence(SeqCst);
@@ -687,26 +765,18 @@ fn injector_steal_that_misses_a_push_is_seen_by_the_pusher() {
 /// The end of both injector handshakes: the pusher saw the thief's flag or
 /// the thief's steal took the push (not neither); then the queue drained,
 /// and the one task taken exactly once.
-fn handshake_held(queue: Box<Injector<Task>>, mut taken: Vec<Task>, pusher_saw_the_flag: bool) {
-    if !pusher_saw_the_flag && taken.is_empty() {
+fn handshake_held(queue: Box<Injector<Task>>, taken: Taken, pusher_saw_the_flag: bool) {
+    if !pusher_saw_the_flag && taken.0[1] == 0 {
         fail("the pusher missed the thief's flag and the thief's steal missed the push");
     }
-    for _ in 0..4 {
-        match queue.steal() {
-            Steal::Success(task) => taken.push(task),
-            Steal::Empty => break,
-            Steal::Retry => {}
-        }
-    }
-    drop(queue);
-    each_taken_once(1, taken);
+    finish_injector(queue, taken, 1, Vec::new());
 }
 
 /// Cost probe: one execution, no thread: push and pop (no hazard record).
 fn probe_push_pop_on_one_thread() {
     let owner = worker(false, 4);
     push(&owner, 1);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     finish(owner, taken, 1, Vec::new());
 }
@@ -716,7 +786,8 @@ fn probe_push_pop_on_one_thread() {
 fn probe_steal_on_one_thread() {
     let owner = worker(false, 4);
     push(&owner, 1);
-    let taken = steal(&owner.stealer());
+    let mut taken = Taken::none();
+    taken.take_some(steal(&owner.stealer()));
     finish(owner, taken, 1, Vec::new());
 }
 
@@ -731,14 +802,19 @@ fn probe_steal_on_one_thread() {
 /// where a thief's hazard may be.
 fn two_thieves_add_a_record_chunk_while_the_owner_grows() {
     let warm_up = worker(false, 8);
-    for task in 1..=8 {
-        push(&warm_up, task);
-    }
-    let mut taken = Vec::new();
-    for _ in 0..8 {
+    push_tasks(&warm_up, 1, 8);
+    let mut taken = Taken::none();
+    let mut thieves = 0;
+    while thieves < 8 {
         let stealer = warm_up.stealer();
         // Not `spawn`: this thread keeps its record.
-        taken.extend(spawn_keeping_the_record(move || steal(&stealer)).join());
+        let thief = spawn_keeping_the_record(move || {
+            let mut taken = Taken::none();
+            taken.take_some(steal(&stealer));
+            taken
+        });
+        taken.add(thief.join());
+        thieves += 1;
     }
     drain(&warm_up, &mut taken, 8);
     drop(warm_up);
@@ -765,10 +841,9 @@ fn injector_steal_that_misses_a_push_is_seen_by_a_seqcst_flag() {
     let flag_shared = Shared(&*flag as *const AtomicBool);
     let thief = spawn(move || {
         flag_shared.get().store(true, SeqCst);
-        match shared.get().steal() {
-            Steal::Success(task) => vec![task],
-            Steal::Empty | Steal::Retry => Vec::new(),
-        }
+        let mut taken = Taken::none();
+        steal_from_injector(shared.get(), &mut taken);
+        taken
     });
     queue.push(Box::new(1));
     let pusher_saw_the_flag = flag.load(SeqCst);
@@ -785,7 +860,7 @@ fn injector_steal_that_misses_a_push_is_seen_by_a_seqcst_flag() {
 fn push_pop_around_empty_across_a_lap_against_a_steal() {
     let owner = worker(false, 1);
     let thief = thief(owner.stealer(), 1);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     for task in 1..=2 {
         push(&owner, task);
         pop(&owner, &mut taken);
@@ -802,7 +877,7 @@ fn fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it() {
     push(&owner, 1);
     let thief = thief_that_must_not_find_it_empty(owner.stealer());
     push(&owner, 2);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     pop(&owner, &mut taken);
     finish(owner, taken, 2, vec![thief]);
 }
@@ -813,7 +888,7 @@ fn fifo_thief_that_sees_the_owners_pop_sees_the_push_before_it() {
 /// throughout, so the thief must not report it empty (`steal-top-acquire`).
 fn bounded_fifo_try_push_after_its_own_pop_against_a_thief() {
     let owner = bounded_worker(true, 2);
-    let mut taken = Vec::new();
+    let mut taken = Taken::none();
     for task in 1..=2 {
         if !try_push(&owner, task, &mut taken) {
             fail("a bounded deque with room refused a push");
@@ -837,7 +912,7 @@ fn fifo_steal_batch_against_push_push() {
     let thief = batch_thief(owner.stealer(), true, false);
     push(&owner, 2);
     push(&owner, 3);
-    finish(owner, Vec::new(), 3, vec![thief]);
+    finish(owner, Taken::none(), 3, vec![thief]);
 }
 
 /// An empty injector; a thief steals twice while the main thread pushes
@@ -847,17 +922,14 @@ fn injector_push_push_against_steal_steal() {
     let queue = injector();
     let shared = Shared(&*queue as *const Injector<Task>);
     let thief = spawn(move || {
-        let mut taken = Vec::new();
-        for _ in 0..2 {
-            if let Steal::Success(task) = shared.get().steal() {
-                taken.push(task);
-            }
-        }
+        let mut taken = Taken::none();
+        steal_from_injector(shared.get(), &mut taken);
+        steal_from_injector(shared.get(), &mut taken);
         taken
     });
     queue.push(Box::new(1));
     queue.push(Box::new(2));
-    finish_injector(queue, Vec::new(), 2, vec![thief]);
+    finish_injector(queue, Taken::none(), 2, vec![thief]);
 }
 
 /// Tasks 1 and 2 in an injector (three slots a block); a thief steals a
@@ -870,7 +942,7 @@ fn injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push() {
     queue.push(Box::new(2));
     let thief = injector_batch_thief(Shared(&*queue as *const Injector<Task>), true, true);
     queue.push(Box::new(3));
-    finish_injector(queue, Vec::new(), 3, vec![thief]);
+    finish_injector(queue, Taken::none(), 3, vec![thief]);
 }
 
 /// Tasks 1 to 3 fill an injector's block; a thief steals a batch into a
@@ -878,14 +950,12 @@ fn injector_steal_batch_and_pop_into_a_fifo_worker_against_a_push() {
 /// last frees it (`injector-read-done-release`, `injector-destroy-acquire`).
 fn injector_steal_batch_into_a_lifo_worker_against_a_steal() {
     let queue = injector();
-    for task in 1..=3 {
-        queue.push(Box::new(task));
-    }
+    queue.push(Box::new(1));
+    queue.push(Box::new(2));
+    queue.push(Box::new(3));
     let thief = injector_batch_thief(Shared(&*queue as *const Injector<Task>), false, false);
-    let mut taken = Vec::new();
-    if let Steal::Success(task) = queue.steal() {
-        taken.push(task);
-    }
+    let mut taken = Taken::none();
+    steal_from_injector(&queue, &mut taken);
     finish_injector(queue, taken, 3, vec![thief]);
 }
 
@@ -946,6 +1016,10 @@ const SCENARIOS: &[(&str, fn())] = &[
     (
         "six_owner_operations_with_a_grow_against_two_thieves",
         six_owner_operations_with_a_grow_against_two_thieves,
+    ),
+    (
+        "four_owner_operations_with_a_grow_against_two_thieves",
+        four_owner_operations_with_a_grow_against_two_thieves,
     ),
     (
         "owner_push_nested_in_the_allocation_of_a_grow",
