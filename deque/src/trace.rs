@@ -93,8 +93,9 @@ pub fn logged_events() -> Vec<String> {
     LOG.with(|log| log.borrow().events.clone())
 }
 
+/// Whether this OS thread records events now.
 #[inline(always)]
-fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     ENABLED.with(Cell::get)
 }
 
