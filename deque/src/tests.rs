@@ -432,7 +432,7 @@ fn with_no_thief_reading_every_retired_buffer_is_freed_at_once() {
 fn a_buffer_a_thief_announced_is_kept_until_the_thief_lets_go() {
     let worker = Worker::new_lifo_with_capacity(2);
     worker.push(1);
-    // Ordering: Relaxed, the owner's own pointer (proofs-notes/reclamation.md#hazard-slots).
+    // The current buffer, as a thief loads it (proofs-notes/reclamation.md#hazard-slots).
     let buffer = worker.stealer().load_buffer();
     let announced = crate::reclamation::HazardSlot::new(buffer.cast());
     (2..=3).for_each(|task| worker.push(task)); // grows: retires the announced buffer

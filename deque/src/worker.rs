@@ -1,6 +1,6 @@
 //! `Worker`, the owner's handle: its constructors, `len` and `capacity`.
-//! The type, push, pop and the shrink hysteresis are in deque.rs, the
-//! destination's side of a batch steal in batch.rs.
+//! The type, push, pop, the shrink hysteresis and the destination's side of
+//! a batch steal are in deque.rs, where the handles' fields are private.
 
 use core::fmt;
 use core::mem;
