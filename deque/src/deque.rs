@@ -87,13 +87,16 @@ pub(crate) enum Flavor {
     Fifo,
 }
 
+// Layout: docs/benchmarks.md#layout-attributes (`top` and `bottom` share a
+// cache line: a steal racing a pop then moves one line between the cores,
+// not two).
+#[repr(C)]
 struct Inner<T> {
     /// The index of the oldest task. Thieves advance it by CAS; so does the
-    /// FIFO owner. On its own cache line, away from `bottom`, so that a thief
-    /// spinning on `top` does not slow the owner's push and pop.
-    top: CachePadded<AtomicI64>,
+    /// FIFO owner.
+    top: AtomicI64,
     /// One past the newest task; written only by the owner.
-    bottom: CachePadded<AtomicI64>,
+    bottom: AtomicI64,
     /// The current buffer; replaced only by the owner (grow and shrink).
     buffer: CachePadded<AtomicPtr<Buffer<T>>>,
     flavor: Flavor,
@@ -127,8 +130,8 @@ impl<T> Inner<T> {
 
     fn new(flavor: Flavor, buffer: Buffer<T>, first_index: i64) -> Self {
         Inner {
-            top: CachePadded::new(AtomicI64::new(first_index).named("top")),
-            bottom: CachePadded::new(AtomicI64::new(first_index).named("bottom")),
+            top: AtomicI64::new(first_index).named("top"),
+            bottom: AtomicI64::new(first_index).named("bottom"),
             buffer: CachePadded::new(
                 AtomicPtr::new(Box::into_raw(Box::new(buffer))).named("buffer"),
             ),
@@ -1158,6 +1161,8 @@ fn full(bound: usize) -> ! {
 
 /// `index + count` for an index of the deque, panicking instead of
 /// wrapping at the end of the index space.
+// Layout: docs/benchmarks.md#layout-attributes.
+#[inline(always)]
 #[track_caller]
 pub(crate) fn add_index(index: i64, count: i64) -> i64 {
     match index.checked_add(count) {
