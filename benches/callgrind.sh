@@ -10,6 +10,7 @@
 #
 # Usage: benches/callgrind.sh [case ...]
 #   cases: push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty
+#          steal-batch-1k (push 1k, then steal_batch_and_pop into a LIFO worker popped empty)
 #          injector-push-then-steal injector-push-then-steal-batch (the Injector's
 #          uncontended paths, examples/injector_paths.rs: chase-lev and crossbeam-deque only)
 # Uses $CARGO_TARGET_DIR (default: target/ of the workspace).
@@ -29,7 +30,7 @@ binary_of() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty
+[ ${#cases[@]} -gt 0 ] || cases=(push-1k-then-pop-1k push-1M-then-pop-1M push-pop-pairs pop-empty steal-1k steal-empty steal-batch-1k
     injector-push-then-steal injector-push-then-steal-batch)
 deques=(chase-lev st3 crossbeam-deque Vec)
 work="$(mktemp -d)"

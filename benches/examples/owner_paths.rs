@@ -10,7 +10,11 @@
 //! empty deque: an idle thief's attempt), or `pop-empty` (1k owner pops on an
 //! empty deque: an idle owner's look), or `steal-only-1k` (as `steal-1k`, but
 //! the pushes are outside the measured function: the steal alone, for
-//! `benches/steal_breakdown.sh`). The process prints the number of
+//! `benches/steal_breakdown.sh`), or `steal-batch-1k` (push 1k, then a
+//! thief takes them back with `steal_batch_and_pop` into its own LIFO
+//! worker, which it pops empty after each batch, as the contended bench's
+//! batch rows do; every push counts one, and every task taken one, by its
+//! batch or by a pop). The process prints the number of
 //! operations the measured function performs; callgrind counts the
 //! instructions inside `measured_rounds` only (`--toggle-collect`; for
 //! `steal-only-1k`, inside `measured_steals_only`).
@@ -30,6 +34,7 @@ enum Case {
     Steal(u64),
     StealEmpty(u64),
     StealOnly(u64),
+    StealBatch(u64),
 }
 
 impl Case {
@@ -42,6 +47,7 @@ impl Case {
             "steal-1k" => Case::Steal(1_000),
             "steal-empty" => Case::StealEmpty(1_000),
             "steal-only-1k" => Case::StealOnly(1_000),
+            "steal-batch-1k" => Case::StealBatch(1_000),
             _ => panic!("unknown case {name}"),
         }
     }
@@ -58,7 +64,7 @@ impl Case {
     /// Operations per round: every push and every pop (or steal) counts one.
     fn operations_per_round(self) -> u64 {
         match self {
-            Case::PushThenPop(count) | Case::Steal(count) => 2 * count,
+            Case::PushThenPop(count) | Case::Steal(count) | Case::StealBatch(count) => 2 * count,
             Case::Pairs => 2 * PAIRS_PER_ITERATION,
             Case::PopEmpty(count) | Case::StealEmpty(count) | Case::StealOnly(count) => count,
         }
@@ -71,7 +77,7 @@ fn one_round<O: OwnerPaths>(owner: &mut O, case: Case) {
         Case::PushThenPop(count) => push_then_pop(owner, count),
         Case::Pairs => push_pop_pairs(owner, PAIRS_PER_ITERATION),
         Case::PopEmpty(count) => pop_empty(owner, count),
-        Case::Steal(_) | Case::StealEmpty(_) | Case::StealOnly(_) => {
+        Case::Steal(_) | Case::StealEmpty(_) | Case::StealOnly(_) | Case::StealBatch(_) => {
             unreachable!("steals are measured by measured_steal_rounds")
         }
     }
@@ -121,6 +127,12 @@ fn steal_round<C: Contender>(owner: &C::Owner, thief: &C::Thief, scratch: &C::Ow
                     other => panic!("a single-threaded steal returned {other:?}"),
                 }
             }
+        }
+        Case::StealBatch(count) => {
+            for task in 0..count {
+                C::push(owner, black_box(task));
+            }
+            contenders::take_all::<C>(thief, scratch, count, true);
         }
         Case::StealEmpty(count) => {
             for _ in 0..count {
@@ -182,7 +194,7 @@ fn run_owner<O: OwnerPaths>(mut owner: O, case: Case) {
 }
 
 fn run_steal<C: Contender>(case: Case) {
-    let (Case::Steal(count) | Case::StealEmpty(count)) = case else {
+    let (Case::Steal(count) | Case::StealEmpty(count) | Case::StealBatch(count)) = case else {
         unreachable!()
     };
     let owner = C::owner(count as usize);
@@ -202,7 +214,8 @@ fn main() {
         Case::PushThenPop(count)
         | Case::Steal(count)
         | Case::StealEmpty(count)
-        | Case::StealOnly(count) => count as usize,
+        | Case::StealOnly(count)
+        | Case::StealBatch(count) => count as usize,
         Case::Pairs | Case::PopEmpty(_) => 1,
     };
     if let Case::StealOnly(count) = case {
@@ -216,10 +229,18 @@ fn main() {
         return;
     }
     match (deque.as_str(), case) {
-        (ChaseLev::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<ChaseLev>(case),
-        (St3::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<St3>(case),
-        (Crossbeam::NAME, Case::Steal(_) | Case::StealEmpty(_)) => run_steal::<Crossbeam>(case),
-        ("Vec", Case::Steal(_) | Case::StealEmpty(_)) => panic!("Vec has no steal"),
+        (ChaseLev::NAME, Case::Steal(_) | Case::StealEmpty(_) | Case::StealBatch(_)) => {
+            run_steal::<ChaseLev>(case)
+        }
+        (St3::NAME, Case::Steal(_) | Case::StealEmpty(_) | Case::StealBatch(_)) => {
+            run_steal::<St3>(case)
+        }
+        (Crossbeam::NAME, Case::Steal(_) | Case::StealEmpty(_) | Case::StealBatch(_)) => {
+            run_steal::<Crossbeam>(case)
+        }
+        ("Vec", Case::Steal(_) | Case::StealEmpty(_) | Case::StealBatch(_)) => {
+            panic!("Vec has no steal")
+        }
         (ChaseLev::NAME, _) => run_owner(Owned::<ChaseLev>(ChaseLev::owner(capacity)), case),
         (St3::NAME, _) => run_owner(Owned::<St3>(St3::owner(capacity)), case),
         (Crossbeam::NAME, _) => run_owner(Owned::<Crossbeam>(Crossbeam::owner(capacity)), case),

@@ -258,35 +258,52 @@ impl<T> Stealer<T> {
     ) -> Steal<Option<T>> {
         let dest_bottom = dest.bottom();
         let dest_buffer = dest.buffer();
+        let protected = first.buffer;
         let mut kept: Option<MaybeUninit<T>> = None;
         let mut moved = 0i64;
-        let protected = first.buffer;
-        let mut seen = Steal::Success(first);
-        for taken in 0..batch {
-            let Steal::Success(now) = seen else { break };
-            #[cfg(chase_lev_mutants)]
-            let now = if mutant!(BatchReadsFirstBuffer) {
-                Snapshot {
-                    buffer: protected,
-                    ..now
+        // Each task's index: `top + batch` is at most the lap's end.
+        for (taken, top) in (0..batch).zip(first.top..) {
+            if taken > 0 {
+                // The next single steal, after Figure 1's load of `top`:
+                // its `top` is the one this thread's last CAS wrote, which
+                // acquired what a load would (had another thread moved
+                // `top` since, the CAS below fails); the fence, `bottom`,
+                // and the buffer pointer again.
+                if top >= self.fence_then_bottom() {
+                    break;
                 }
-            } else {
-                now
-            };
+                let now = self.load_buffer();
+                #[cfg(chase_lev_mutants)]
+                // SAFETY: none (a mutant): reads on from the protected buffer
+                // while the new one, which it does not protect, covers `top`.
+                let now = if mutant!(BatchReadsFirstBuffer) && unsafe { &*now }.covers(top) {
+                    ptr::from_ref(protected).cast_mut()
+                } else {
+                    now
+                };
+                if !ptr::eq(now, protected) {
+                    // The owner replaced the buffer since this thread
+                    // announced it: the batch ends here
+                    // (proofs-notes/reclamation.md#hazard-slots). The same
+                    // pointer is the same buffer, and its lap covers
+                    // [top, top + batch): `batch` was clipped to it.
+                    break;
+                }
+            }
             // Read before the CAS, as in `steal`.
             let read = if keep_first {
                 // SAFETY: as in `steal`.
-                Some(unsafe { now.buffer.read(now.top) })
+                Some(unsafe { protected.read(top) })
             } else {
                 // Below `dest_bottom + into_dest`, which `reserve` checked.
                 let to = add_index(dest_bottom, moved);
                 // SAFETY: as in `steal` for the source; the destination slot
                 // is past its bottom, in its lap (`reserve`), where no thief
                 // reads (proofs-notes/reclamation.md#no-wrap).
-                unsafe { dest_buffer.copy_slot(now.buffer, now.top, to) };
+                unsafe { dest_buffer.copy_slot(protected, top, to) };
                 None
             };
-            if !self.claim(now.top, 1) {
+            if !self.claim(top, 1) {
                 if taken == 0 {
                     return Steal::Retry;
                 }
@@ -305,11 +322,6 @@ impl<T> Stealer<T> {
                 (Some(newest), None) => kept = Some(newest),
                 (None, _) => moved += 1,
             }
-            seen = if taken + 1 < batch {
-                self.look(protected)
-            } else {
-                Steal::Empty
-            };
         }
         if moved > 0 {
             if dest.flavor() == Flavor::Fifo {
@@ -322,44 +334,6 @@ impl<T> Stealer<T> {
         // SAFETY: as in `steal`: the latest successful CAS claimed the kept
         // slot.
         Steal::Success(kept.map(|task| unsafe { task.assume_init() }))
-    }
-
-    /// The loads of `steal` up to the slot read, for a thread whose hazard
-    /// guard already protects `protected` (the next task of a batch):
-    /// `Empty` if the deque looked empty, `Retry` if the buffer changed or
-    /// `top` has already moved before the buffer's lap.
-    fn look<'h>(&self, protected: &'h Buffer<T>) -> Steal<Snapshot<'h, T>> {
-        let (top, bottom) = self.indices();
-        if top >= bottom {
-            return Steal::Empty;
-        }
-        let buffer = self.load_buffer();
-        if !ptr::eq(buffer, protected) {
-            #[cfg(chase_lev_mutants)]
-            if mutant!(BatchReadsFirstBuffer) {
-                // SAFETY: none (a mutant): `buffer` is not the protected one.
-                let buffer = unsafe { &*buffer };
-                if !buffer.covers(top) {
-                    return Steal::Retry;
-                }
-                return Steal::Success(Snapshot {
-                    top,
-                    bottom,
-                    buffer,
-                });
-            }
-            // The owner replaced the buffer since this thread announced it:
-            // the batch ends here (proofs-notes/reclamation.md#hazard-slots).
-            return Steal::Retry;
-        }
-        if !protected.covers(top) {
-            return Steal::Retry;
-        }
-        Steal::Success(Snapshot {
-            top,
-            bottom,
-            buffer: protected,
-        })
     }
 }
 
