@@ -144,13 +144,32 @@ pub struct ShuttleBudget {
     pub seed: u64,
 }
 
-/// Runs every scenario, in suite order, until one kills `mutant`.
+/// Runs the scenarios until one kills `mutant`: first the one its record
+/// names (`killed by:` in `mutants.md`), then every other in suite order.
+/// A survivor runs them all; a killed mutant whose named scenario does kill
+/// it costs that scenario alone, which keeps the matrix within CI's time.
 pub fn loom_verdict(mutant: Mutant) -> LoomVerdict {
+    let named = crate::table::record(mutant).killed_by.as_str();
+    let reaching = || {
+        on_loom::scenarios::ALL
+            .iter()
+            .filter(|scenario| scenario.reaches(mutant.name()))
+    };
+    let first = (!named.is_empty()).then(|| {
+        reaching()
+            .find(|scenario| scenario.name == named)
+            .unwrap_or_else(|| {
+                panic!(
+                    "mutant {}: `killed by: {named}` names no loom scenario that reaches it",
+                    mutant.name()
+                )
+            })
+    });
     let mut interleavings = 0;
     let mut elapsed = Duration::ZERO;
-    for scenario in on_loom::scenarios::ALL
-        .iter()
-        .filter(|scenario| scenario.reaches(mutant.name()))
+    for scenario in first
+        .into_iter()
+        .chain(reaching().filter(|scenario| scenario.name != named))
     {
         let exploration: Exploration = explore::with_loom(scenario, Some(mutant));
         elapsed += exploration.elapsed;

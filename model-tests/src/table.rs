@@ -25,6 +25,9 @@ pub struct Record {
     /// The `shuttle:` line, if any: why the matrix does not run the mutant
     /// under shuttle.
     pub shuttle: String,
+    /// The `killed by:` line, if any: the loom scenario the matrix runs
+    /// first for this mutant.
+    pub killed_by: String,
 }
 
 /// Reads the records of a table in `mutants.md`'s format, or says which
@@ -46,6 +49,7 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                 survivor: String::new(),
                 why: String::new(),
                 shuttle: String::new(),
+                killed_by: String::new(),
             });
             key = None;
             continue;
@@ -67,7 +71,8 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                     "line {number}: neither `key: value` nor a continuation"
                 ))?;
                 key = Some(match field {
-                    "variant" | "change" | "litmus" | "survivor" | "why" | "shuttle" => field,
+                    "variant" | "change" | "litmus" | "survivor" | "why" | "shuttle"
+                    | "killed by" => field,
                     // An ordering mutant's weakening and its sites' names,
                     // or the ordering mutants a mutant combines: the mutant
                     // builds' build script reads them; nothing here does.
@@ -84,6 +89,7 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
             "litmus" => &mut record.litmus,
             "survivor" => &mut record.survivor,
             "shuttle" => &mut record.shuttle,
+            "killed by" => &mut record.killed_by,
             _ => &mut record.why,
         };
         if !text.is_empty() {
@@ -103,8 +109,14 @@ pub fn parse(table: &str) -> Result<Vec<Record>, String> {
                 return Err(format!("mutant {}: no `{field}:`", record.name));
             }
         }
-        split_survivor(&record.survivor)
+        let argued = split_survivor(&record.survivor)
             .map_err(|error| format!("mutant {}: {error}", record.name))?;
+        if argued.is_some() && !record.killed_by.is_empty() {
+            return Err(format!(
+                "mutant {}: a survivor with a `killed by:` scenario",
+                record.name
+            ));
+        }
     }
     Ok(records)
 }
