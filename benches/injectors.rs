@@ -1,8 +1,7 @@
 //! The two `Injector`s under comparison behind one small interface, as
 //! [`contenders`](crate::contenders) puts the deques behind one: chase-lev's
 //! and crossbeam-deque's, each with the `Worker` its batch steals go into.
-//! Shared by the compare bench (`compare/injector.rs`) and the contended
-//! bench (`contended/`).
+//! Used by the contended bench (`contended/`).
 
 use crate::contenders::Taken;
 

@@ -1,11 +1,10 @@
 //! chase-lev side by side with crossbeam-deque 0.8 and st3 0.4 (and `Vec` as
-//! the floor for the owner paths), in one criterion run, followed by a ratio
-//! table read back from this run's criterion estimates, interleaved tables
-//! (the deques taking turns) of the single-threaded rows and of the
-//! scenarios with thieves, a table of how often a steal came back `Retry`,
-//! and the targets table
-//! (`targets.rs`; run `benches/callgrind.sh` first for its locked
-//! instructions).
+//! the floor for the owner paths) on one thread, in one criterion run,
+//! followed by a ratio table read back from this run's criterion estimates,
+//! an interleaved table (the deques taking turns) of the owner's rows, and
+//! the targets table (`targets.rs`; run `benches/callgrind.sh` first for its
+//! locked instructions, and the contended bench, `benches/contended/`, for
+//! every row where threads meet).
 //!
 //! `cargo bench -p chase-lev-bench --bench compare` (a filter after `--` selects
 //! benchmarks as usual). Budget, by environment variable:
@@ -13,23 +12,11 @@
 //!   criterion's minimum);
 //! - `CHASE_LEV_BENCH_SECONDS`: measurement time per benchmark (default 1);
 //! - `CHASE_LEV_BENCH_WARMUP`: warm-up time per benchmark (default 0.3);
-//! - `CHASE_LEV_BENCH_TASKS`: tasks per round of the concurrent scenarios
-//!   (default 10000);
 //! - `CHASE_LEV_BENCH_ROUNDS`: rounds per deque of the interleaved table
-//!   (default 400; see `interleaved.rs`);
-//! - `CHASE_LEV_BENCH_THIEF_TURNS`: turns of 4 rounds per deque and
-//!   scenario in the interleaved table of the scenarios with thieves
-//!   (default 200, about 12 s; see `interleaved_thieves.rs`; 0 skips it);
-//! - `CHASE_LEV_BENCH_INJECTOR_TURNS`: turns of 10 rounds per injector and
-//!   scenario in the interleaved injector table (default 200, about 40 s:
-//!   fewer leave the rows with threads without a verdict; see
-//!   `injector.rs`; 0 skips it).
+//!   (default 400; see `interleaved.rs`).
 
-mod concurrent;
 mod cpu_time;
-mod injector;
 mod interleaved;
-mod interleaved_thieves;
 mod ratios;
 mod targets;
 
@@ -38,8 +25,6 @@ use chase_lev_bench::{contenders, owner_paths};
 
 use std::hint::black_box;
 use std::time::Duration;
-
-use criterion::measurement::WallTime;
 
 use cpu_time::{thread_cpu_time, ThreadCpuTime};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
@@ -145,60 +130,11 @@ fn bench_uncontended_steals(criterion: &mut Criterion<ThreadCpuTime>, batch: boo
     group.finish();
 }
 
-/// Runs one concurrent scenario for the three deques.
-fn bench_concurrent(
-    criterion: &mut Criterion,
-    name: &str,
-    tasks: u64,
-    scenario: concurrent::Scenario,
-) {
-    fn one<C: Contender>(
-        group: &mut BenchmarkGroup<'_, WallTime>,
-        tasks: u64,
-        scenario: concurrent::Scenario,
-    ) {
-        group.bench_function(C::NAME, |bencher| {
-            bencher.iter_custom(|rounds| concurrent::run::<C>(scenario, tasks, rounds))
-        });
-    }
-    let mut group = criterion.benchmark_group(name);
-    group.throughput(Throughput::Elements(tasks));
-    // One round is tens of microseconds to milliseconds: flat sampling keeps
-    // the number of rounds (and the run time) small and predictable.
-    group.sampling_mode(SamplingMode::Flat);
-    one::<ChaseLev>(&mut group, tasks, scenario);
-    one::<St3>(&mut group, tasks, scenario);
-    one::<Crossbeam>(&mut group, tasks, scenario);
-    group.finish();
-}
-
-/// Runs one injector scenario for chase-lev's and crossbeam-deque's.
-fn bench_injector(criterion: &mut Criterion, tasks: u64, scenario: injector::Scenario) {
-    fn one<C: injector::InjectorContender>(
-        group: &mut BenchmarkGroup<'_, WallTime>,
-        tasks: u64,
-        scenario: injector::Scenario,
-    ) {
-        group.bench_function(C::NAME, |bencher| {
-            bencher.iter_custom(|rounds| injector::run::<C>(scenario, tasks, rounds))
-        });
-    }
-    let mut group = criterion.benchmark_group(scenario.label());
-    group.throughput(Throughput::Elements(tasks));
-    group.sampling_mode(SamplingMode::Flat);
-    one::<injector::ChaseLevInjector>(&mut group, tasks, scenario);
-    one::<injector::CrossbeamInjector>(&mut group, tasks, scenario);
-    group.finish();
-}
-
 fn main() {
     let samples = env_number("CHASE_LEV_BENCH_SAMPLES", 10.0) as usize;
     let seconds = env_number("CHASE_LEV_BENCH_SECONDS", 1.0);
     let warmup = env_number("CHASE_LEV_BENCH_WARMUP", 0.3);
-    let tasks = env_number("CHASE_LEV_BENCH_TASKS", 10_000.0) as u64;
     let interleaved_rounds = env_number("CHASE_LEV_BENCH_ROUNDS", 400.0) as u64;
-    let injector_turns = env_number("CHASE_LEV_BENCH_INJECTOR_TURNS", 200.0) as u64;
-    let thief_turns = env_number("CHASE_LEV_BENCH_THIEF_TURNS", 200.0) as u64;
     let output = ratios::output_directory();
     let started = std::time::SystemTime::now();
 
@@ -210,15 +146,8 @@ fn main() {
             .output_directory(&output)
             .configure_from_args()
     };
-    // Single-threaded benchmarks: the thread's CPU time (see cpu_time.rs).
+    // The thread's CPU time (see cpu_time.rs).
     let mut single = configure(Criterion::default().with_measurement(ThreadCpuTime::default()));
-    // Benchmarks with thieves: wall-clock time from release to the end.
-    let mut criterion = Criterion::default()
-        .sample_size(samples.max(10))
-        .measurement_time(Duration::from_secs_f64(seconds))
-        .warm_up_time(Duration::from_secs_f64(warmup))
-        .output_directory(&output)
-        .configure_from_args();
 
     {
         let mut group = single.benchmark_group("owner push 1k then pop 1k");
@@ -238,49 +167,8 @@ fn main() {
     }
     bench_uncontended_steals(&mut single, false);
     bench_uncontended_steals(&mut single, true);
-    use concurrent::Scenario;
-    bench_concurrent(
-        &mut criterion,
-        "steal, owner idle",
-        tasks,
-        Scenario::StealOwnerIdle,
-    );
-    bench_concurrent(
-        &mut criterion,
-        "steal, owner pops",
-        tasks,
-        Scenario::StealOwnerPops,
-    );
-    bench_concurrent(
-        &mut criterion,
-        "batch steal, owner idle",
-        tasks,
-        Scenario::BatchOwnerIdle,
-    );
-    bench_concurrent(
-        &mut criterion,
-        "batch steal, owner pops",
-        tasks,
-        Scenario::BatchOwnerPops,
-    );
-    bench_concurrent(
-        &mut criterion,
-        "1 producer + 3 thieves",
-        tasks,
-        Scenario::ProducerThreeThieves,
-    );
-
-    for scenario in injector::SCENARIOS {
-        bench_injector(&mut criterion, tasks, scenario);
-    }
-
     single.final_summary();
-    criterion.final_summary();
     ratios::print_ratio_table(&output, started);
-    ratios::print_injector_table(&output, started, injector::SCENARIOS.map(|s| s.label()));
-    let injector_rows = injector::print_interleaved_table(tasks, injector_turns);
     let quick = interleaved::print_interleaved_table(interleaved_rounds);
-    let with_thieves = interleaved_thieves::print_interleaved_thief_table(thief_turns, tasks);
-    concurrent::print_retry_table();
-    targets::print_targets_table(&quick, &with_thieves, &injector_rows);
+    targets::print_targets_table(&quick);
 }

@@ -86,17 +86,12 @@ fn read_figures(new: &Path, since: SystemTime) -> Option<((String, String), Figu
 
 /// Each group, with the ratio table's target as the largest chase-lev/st3
 /// and chase-lev/crossbeam ratios that meet it (`None`: no target).
-const GROUPS: [(&str, Option<f64>, Option<f64>); 10] = [
+const GROUPS: [(&str, Option<f64>, Option<f64>); 5] = [
     ("owner push 1k then pop 1k", Some(1.0), None),
     ("owner push 1M then pop 1M", Some(1.2), None),
     ("owner push;pop pairs", Some(1.0), None),
     ("steal 1k, same thread", Some(1.0), Some(1.0 / 1.5)),
     ("batch steal 1k, same thread", Some(1.0), Some(1.0 / 1.5)),
-    ("steal, owner idle", Some(1.0), Some(1.0 / 1.5)),
-    ("steal, owner pops", Some(1.0), Some(1.0 / 1.5)),
-    ("batch steal, owner idle", Some(1.0), Some(1.0 / 1.5)),
-    ("batch steal, owner pops", Some(1.0), Some(1.0 / 1.5)),
-    ("1 producer + 3 thieves", None, None),
 ];
 
 /// The ratio table's targets for `group`: the largest chase-lev/st3 and
@@ -183,63 +178,6 @@ pub fn print_ratio_table(directory: &Path, since: SystemTime) {
                 ratio(mine, crossbeam, true),
                 verdict(mine, st3, st3_target).to_string(),
                 verdict(mine, crossbeam, crossbeam_target).to_string(),
-            ],
-            &WIDTHS,
-        );
-    }
-}
-
-/// The injector scenarios' table: chase-lev's `Injector` against
-/// crossbeam-deque's, from this run's criterion estimates (wall-clock time
-/// per task).
-pub fn print_injector_table<const N: usize>(
-    directory: &Path,
-    since: SystemTime,
-    groups: [&str; N],
-) {
-    let mut found = BTreeMap::new();
-    collect(directory, since, &mut found);
-    let figure = |group: &str, deque: &str| found.get(&(group.to_string(), deque.to_string()));
-    if groups
-        .iter()
-        .all(|group| figure(group, "chase-lev").is_none())
-    {
-        return;
-    }
-    println!();
-    println!(
-        "Injector, ns per task (wall-clock, median of criterion's samples; 'best' divides the"
-    );
-    println!("fastest samples; below 1 means chase-lev is faster):");
-    const WIDTHS: [usize; 5] = [37, 9, 15, 19, 26];
-    print_row(
-        &[
-            "benchmark",
-            "chase-lev",
-            "crossbeam-deque",
-            "chase-lev/crossbeam",
-            "(best) chase-lev/crossbeam",
-        ],
-        &WIDTHS,
-    );
-    print_separator(&WIDTHS);
-    for group in groups {
-        let (mine, theirs) = (figure(group, "chase-lev"), figure(group, "crossbeam-deque"));
-        let cell = |figures: Option<&Figures>| {
-            figures.map_or("-".to_string(), |f| format!("{:.2}", f.median))
-        };
-        let ratio = |best: bool| match (mine, theirs) {
-            (Some(mine), Some(theirs)) if best => format!("{:.2}", mine.best / theirs.best),
-            (Some(mine), Some(theirs)) => format!("{:.2}", mine.median / theirs.median),
-            _ => "-".to_string(),
-        };
-        print_row(
-            &[
-                group.to_string(),
-                cell(mine),
-                cell(theirs),
-                ratio(false),
-                ratio(true),
             ],
             &WIDTHS,
         );

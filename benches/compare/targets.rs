@@ -2,8 +2,11 @@
 //! (or `benches/callgrind.sh`) measured, its ratio and "met" or "not
 //! met". Locked instructions come from the callgrind script's file (exact
 //! counts; the bench itself cannot count them), times from this run: the
-//! interleaved minimum for the single-threaded rows (`interleaved.rs`) and
-//! for the rows with thieves (`interleaved_thieves.rs`). The example pool's
+//! interleaved minimum for the single-threaded rows (`interleaved.rs`).
+//! Every row where threads meet (a thief, the Injector) comes from the
+//! contended bench's file (`cargo bench -p chase-lev-bench --bench
+//! contended`, benches/contended/), whose harness shows its own cost: a
+//! null run beside each row. The example pool's
 //! rows come from the file its example writes
 //! (`cargo run --release -p chase-lev-forkjoin --example forkjoin`), where
 //! the pool and `rayon::join` take turns. The rayon rows come from the file
@@ -17,9 +20,14 @@ use std::path::{Path, PathBuf};
 use chase_lev_bench::paired::{read_rows, read_tsv, Interval, FEWEST};
 use chase_lev_bench::target_file;
 
-use crate::injector::InjectorRow;
-use crate::interleaved_thieves::Figures;
 use crate::ratios::{print_row, print_separator};
+
+/// The file the contended bench writes: each row's paired interval, the
+/// null's, chase-lev's, crossbeam-deque's and st3's ns per task, and the
+/// laps judged (benches/contended/main.rs, `tsv_line`).
+fn contended_file() -> PathBuf {
+    target_file("contended.tsv")
+}
 
 /// The file `benches/callgrind.sh` writes.
 fn callgrind_file() -> PathBuf {
@@ -165,14 +173,8 @@ fn two(value: Option<f64>) -> String {
 }
 
 /// Prints the table. `interleaved` is the interleaved table's rows
-/// (chase-lev, st3, crossbeam-deque, Vec); `with_thieves` the interleaved
-/// figures of the scenarios with thieves (chase-lev, st3, crossbeam-deque)
-/// by scenario label.
-pub fn print_targets_table(
-    interleaved: &[(&'static str, [Option<f64>; 4])],
-    with_thieves: &BTreeMap<&'static str, [Option<Figures>; 3]>,
-    injector: &[InjectorRow],
-) {
+/// (chase-lev, st3, crossbeam-deque, Vec).
+pub fn print_targets_table(interleaved: &[(&'static str, [Option<f64>; 4])]) {
     let path = callgrind_file();
     let locked = read_locked(&path);
     let locked_of =
@@ -183,22 +185,6 @@ pub fn print_targets_table(
             .find(|(name, _)| *name == group)
             .map(|(_, figures)| *figures)
             .unwrap_or([None; 4])
-    };
-    // The fastest interleaved round, ns per task; where the owner pops,
-    // the fastest round that was a race (owner and thief each took a tenth
-    // of the tasks, interleaved_thieves.rs).
-    let fastest = |group: &str| {
-        with_thieves.get(group).map_or([None; 3], |figures| {
-            figures.map(|f| {
-                f.and_then(|f| {
-                    if group.contains("owner pops") {
-                        f.race_fastest
-                    } else {
-                        Some(f.fastest)
-                    }
-                })
-            })
-        })
     };
     let ratio = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
         (Some(mine), Some(theirs)) if theirs > 0.0 => Some(mine / theirs),
@@ -266,76 +252,35 @@ pub fn print_targets_table(
         "-".into(),
         verdict(at_most(empty, 0.0)).into(),
     ]);
-    {
-        let [mine, st3, crossbeam] = fastest("steal, owner idle");
-        let met = at_most(ratio(mine, st3), 1.3)
-            .zip(at_most(ratio(mine, crossbeam), 0.75))
-            .map(|(a, b)| a && b);
+    let contended_path = contended_file();
+    let (contended_header, contended) = read_tsv(&contended_path);
+    let contended: Vec<_> = contended
+        .iter()
+        .filter_map(|fields| ContendedRow::parse(fields))
+        .collect();
+    if contended.is_empty() {
         rows.push([
-            "steal with the owner idle, time (ns/task)".into(),
-            "<= 1.3x st3, <= 0.75x crossbeam".into(),
-            two(mine),
-            two(st3),
-            two(crossbeam),
+            "every row where threads meet (a thief, the Injector)".into(),
+            "<= 1.00x crossbeam".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "not measured (cargo bench --bench contended)".into(),
+        ]);
+    }
+    for row in &contended {
+        rows.push([
             format!(
-                "{} / {}",
-                two(ratio(mine, st3)),
-                two(ratio(mine, crossbeam))
+                "{} (ns/task; null {}; judged on {})",
+                row.label, row.null, row.judged_on
             ),
-            verdict(met).into(),
-        ]);
-    }
-    for (label, group, target) in [
-        (
-            "batch steal, owner popping (ns/task)",
-            "batch steal, owner pops",
-            2.0,
-        ),
-        (
-            "1 producer + 3 thieves (ns/task)",
-            "1 producer + 3 thieves",
-            1.5,
-        ),
-    ] {
-        let [mine, st3, crossbeam] = fastest(group);
-        rows.push(st3_row(label, target, mine, st3, crossbeam));
-    }
-    {
-        // Not a target: the producer row's race with single steals, which
-        // claim one task per CAS in every deque, so that the batch's claim
-        // per task from a LIFO worker (the row above) shows apart
-        // (docs/benchmarks.md#the-rows-not-met).
-        let [mine, st3, crossbeam] = fastest("1 producer + 3 thieves, one by one");
-        rows.push([
-            "same, thieves stealing one by one (ns/task)".into(),
-            "(no target)".into(),
-            two(mine),
-            two(st3),
-            two(crossbeam),
-            two(ratio(mine, st3)),
-            "-".into(),
-        ]);
-    }
-    if injector.is_empty() {
-        rows.push([
-            "Injector / crossbeam-deque's, every row of its table".into(),
-            "<= 1.00 (batches <= 0.80)".into(),
-            "-".into(),
-            "-".into(),
-            "-".into(),
-            "-".into(),
-            "not measured (CHASE_LEV_BENCH_INJECTOR_TURNS=0)".into(),
-        ]);
-    }
-    for row in injector {
-        rows.push([
-            format!("{} (ns/task, median round)", row.label),
             format!("<= {:.2}x crossbeam, paired", row.target),
-            format!("{:.2}", row.chase_lev),
-            "-".into(),
-            format!("{:.2}", row.crossbeam),
-            format!("{:.3}", row.paired.median),
-            row.paired.judged(row.target),
+            row.chase_lev.clone(),
+            row.st3.clone(),
+            row.crossbeam.clone(),
+            format!("{:.3}", row.interval.median),
+            row.interval.judged(row.target),
         ]);
     }
     // Figures other programs measured with paired intervals: the steal
@@ -460,8 +405,16 @@ pub fn print_targets_table(
     } else {
         println!("mfence) per operation from {} (callgrind);", path.display());
     }
-    println!("times: the interleaved minimum above (the single-threaded table, and the table with thieves;");
-    println!("where the owner pops, the fastest round that was a race);");
+    println!("times: the interleaved minimum above (the single-threaded table);");
+    if !contended.is_empty() {
+        println!(
+            "the rows where threads meet: the contended bench's last run ({contended_header}), from {}:",
+            contended_path.display()
+        );
+        println!("  medians in ns per task, null = its null run's; ratio = chase-lev / crossbeam-deque lap by");
+        println!("  lap, median, and its ~95% interval; judged on the laps with no thread preempted, or on all");
+        println!("  where more threads run than cores;");
+    }
     if !forkjoin.is_empty() {
         println!(
             "the example pool's rows: the forkjoin example's last run, from {} (best times; ratio and CI",
@@ -501,5 +454,39 @@ pub fn print_targets_table(
     print_separator(&WIDTHS);
     for row in rows {
         print_row(&row, &WIDTHS);
+    }
+}
+
+/// A row of the contended bench's file.
+struct ContendedRow {
+    label: String,
+    target: f64,
+    interval: Interval,
+    null: String,
+    chase_lev: String,
+    crossbeam: String,
+    st3: String,
+    judged_on: String,
+}
+
+impl ContendedRow {
+    fn parse(fields: &[String]) -> Option<ContendedRow> {
+        let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
+        let text = |index: usize| fields.get(index).cloned();
+        Some(ContendedRow {
+            label: text(0)?,
+            target: number(1)?,
+            interval: Interval {
+                median: number(2)?,
+                low: number(3)?,
+                high: number(4)?,
+                n: number(5)? as usize,
+            },
+            null: text(6)?,
+            chase_lev: text(7)?,
+            crossbeam: text(8)?,
+            st3: text(9)?,
+            judged_on: text(10)?,
+        })
     }
 }

@@ -66,6 +66,11 @@
 //! The CI's smoke run: `CHASE_LEV_CONTENDED_SAMPLES=7
 //! CHASE_LEV_CONTENDED_TASKS=2000 CHASE_LEV_CONTENDED_ALL_LAPS=1` (seconds;
 //! no time judged).
+//!
+//! A run of every row (no filter) also writes its rows to
+//! `contended.tsv` in the target directory, from which the compare bench's
+//! targets table quotes them: `cargo bench --bench contended` before
+//! `cargo bench --bench compare` (docs/benchmarks.md).
 
 mod harness;
 mod samples;
@@ -573,12 +578,14 @@ fn main() {
     );
     let mut measured = Vec::new();
     let mut fractions = Vec::new();
+    let mut file = String::new();
     for row in rows {
         let samples = measure(&row, &pool, &config);
         let figures = figures(&row, &samples, &config);
         if let Some(fraction) = print_figures(&row, &figures) {
             fractions.push((row.label.clone(), fraction));
         }
+        file += &tsv_line(&row, &figures);
         measured.push((row, samples));
     }
     print_diagnostics(&measured, config.tasks);
@@ -603,5 +610,55 @@ fn main() {
             over.join(", ")
         );
     }
+    if config.filters.is_empty() {
+        write_tsv(&config, &file);
+    }
     println!("({:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// The file the targets table reads (`benches/compare/targets.rs`).
+const TSV: &str = "contended.tsv";
+
+/// A row for `contended.tsv`: label, target, the paired interval (median,
+/// low, high, laps), then ns per task of the null, chase-lev,
+/// crossbeam-deque and st3 (`-` where there is none) and the laps judged.
+fn tsv_line(row: &Row, figures: &Figures) -> String {
+    let ns = |value: Option<f64>| value.map_or("-".to_string(), |ns| format!("{ns:.2}"));
+    let Some(interval) = figures.paired else {
+        return String::new();
+    };
+    format!(
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+        row.label,
+        row.target,
+        interval.median,
+        interval.low,
+        interval.high,
+        interval.n,
+        ns(figures.medians[NULL]),
+        ns(figures.medians[CHASE_LEV]),
+        ns(figures.medians[CROSSBEAM]),
+        ns(figures.medians.get(3).copied().flatten()),
+        if figures.all_laps {
+            format!("all {}", figures.laps)
+        } else {
+            format!("unflagged {}/{}", figures.judged, figures.laps)
+        },
+    )
+}
+
+fn write_tsv(config: &Config, rows: &str) {
+    let path = chase_lev_bench::target_file(TSV);
+    let header = format!(
+        "contended bench, {} tasks, {} samples, {} ({} cores), commit {}",
+        config.tasks,
+        config.samples,
+        cpu_model(),
+        config.cores,
+        commit()
+    );
+    match std::fs::write(&path, format!("# {header}\n{rows}")) {
+        Ok(()) => println!("(written to {} for the targets table)", path.display()),
+        Err(error) => eprintln!("could not write {}: {error}", path.display()),
+    }
 }
