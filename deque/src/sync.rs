@@ -263,6 +263,24 @@ pub(crate) fn wait_round(round: u32) {
     }
 }
 
+/// A pause after a lost race for a word that others are writing too (a
+/// push's CAS on the Injector's tail): spin hints, twice as many after each
+/// loss, at most 64. It touches no memory and yields nothing, so under loom
+/// and shuttle it is no step at all.
+#[derive(Default)]
+pub(crate) struct Backoff {
+    losses: u32,
+}
+
+impl Backoff {
+    pub(crate) fn wait(&mut self) {
+        for _ in 0..(1u32 << self.losses) {
+            core::hint::spin_loop();
+        }
+        self.losses = (self.losses + 1).min(6);
+    }
+}
+
 // ------------------------------------------------------ statics and locals --
 
 /// `fn name() -> &'static T = init;` declares `name()`, the reference to a

@@ -79,6 +79,7 @@ use crate::deque::{index_space_exhausted, Flavor};
 use crate::sites::mutant;
 use crate::sites::site;
 use crate::steal::{success_or_return, Steal};
+use crate::sync::Backoff;
 use crate::sync::Ordering::{Acquire, Release, SeqCst};
 use blocks::{
     lap, offset, past_marker, position, untag, Block, ABANDONED, BLOCK_CAP, LAP, ONE,
@@ -238,6 +239,7 @@ impl<T> Injector<T> {
             .index
             .load(site!(InjectorTailIndexAcquire, Acquire));
         let mut block = untag(self.tail.load_block_word());
+        let mut contention = Backoff::default();
         let claimed = loop {
             let offset = offset(tail);
             if offset == BLOCK_CAP {
@@ -269,6 +271,11 @@ impl<T> Injector<T> {
             ) {
                 Ok(_) => break offset,
                 Err(current) => {
+                    // Another push took the position: let it finish before
+                    // trying the next, as crossbeam-deque's push does, so
+                    // that pushers do not take the tail's line from each
+                    // other at every try (docs/benchmarks.md#the-rows-not-met).
+                    contention.wait();
                     tail = current;
                     block = untag(self.tail.load_block_word());
                 }
