@@ -137,21 +137,28 @@ pub fn read_rows(path: &Path) -> (String, Vec<Row>) {
     let (header, lines) = read_tsv(path);
     let rows = lines
         .iter()
-        .filter_map(|fields| {
-            let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
-            Some(Row {
-                label: fields.first()?.to_string(),
-                target: number(1)?,
-                interval: Interval {
-                    median: number(2)?,
-                    low: number(3)?,
-                    high: number(4)?,
-                    n: number(5)? as usize,
-                },
-            })
-        })
+        .filter_map(|fields| Row::parse(fields))
         .collect();
     (header, rows)
+}
+
+impl Row {
+    /// A row from the first six fields of a line as `write_rows` writes it
+    /// (label, target, median, low, high, n); `None` if one is missing or
+    /// not a number. Later fields, if any, are the caller's.
+    pub fn parse(fields: &[String]) -> Option<Row> {
+        let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
+        Some(Row {
+            label: fields.first()?.to_string(),
+            target: number(1)?,
+            interval: Interval {
+                median: number(2)?,
+                low: number(3)?,
+                high: number(4)?,
+                n: number(5)? as usize,
+            },
+        })
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use chase_lev_bench::paired::{read_rows, read_tsv, Interval, FEWEST};
+use chase_lev_bench::paired::{read_rows, read_tsv, Interval, Row, FEWEST};
 use chase_lev_bench::target_file;
 
 use crate::ratios::{print_row, print_separator};
@@ -273,14 +273,14 @@ pub fn print_targets_table(interleaved: &[(&'static str, [Option<f64>; 4])]) {
         rows.push([
             format!(
                 "{} (ns/task; null {}; judged on {})",
-                row.label, row.null, row.judged_on
+                row.paired.label, row.null, row.judged_on
             ),
-            format!("<= {:.2}x crossbeam, paired", row.target),
+            format!("<= {:.2}x crossbeam, paired", row.paired.target),
             row.chase_lev.clone(),
             row.st3.clone(),
             row.crossbeam.clone(),
-            format!("{:.3}", row.interval.median),
-            row.interval.judged(row.target),
+            format!("{:.3}", row.paired.interval.median),
+            row.paired.interval.judged(row.paired.target),
         ]);
     }
     // Figures other programs measured with paired intervals: the steal
@@ -457,11 +457,10 @@ pub fn print_targets_table(interleaved: &[(&'static str, [Option<f64>; 4])]) {
     }
 }
 
-/// A row of the contended bench's file.
+/// A row of the contended bench's file: a paired row (label, target,
+/// interval), then the ns per task of each contender and the laps judged.
 struct ContendedRow {
-    label: String,
-    target: f64,
-    interval: Interval,
+    paired: Row,
     null: String,
     chase_lev: String,
     crossbeam: String,
@@ -471,17 +470,9 @@ struct ContendedRow {
 
 impl ContendedRow {
     fn parse(fields: &[String]) -> Option<ContendedRow> {
-        let number = |index: usize| fields.get(index)?.parse::<f64>().ok();
         let text = |index: usize| fields.get(index).cloned();
         Some(ContendedRow {
-            label: text(0)?,
-            target: number(1)?,
-            interval: Interval {
-                median: number(2)?,
-                low: number(3)?,
-                high: number(4)?,
-                n: number(5)? as usize,
-            },
+            paired: Row::parse(fields)?,
             null: text(6)?,
             chase_lev: text(7)?,
             crossbeam: text(8)?,
