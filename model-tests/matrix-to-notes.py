@@ -2,7 +2,8 @@
 """Copies the mutation matrix's results (model-tests/mutation-matrix.tsv)
 into the two tables of proofs-notes that quote them: obligations.md's
 matrix-table (verdict, scenario or argument, interleavings, shuttle, miri;
-the last column, the note's own reading, is kept) and injector.md's
+the genmc column, from model-tests/genmc/genmc-results.tsv, and the last
+one, the note's own reading, are kept) and injector.md's
 injector-matrix-table. deque/tests/proofs_notes.rs checks that the tables
 agree with the matrix file; this script makes them agree.
 
@@ -41,16 +42,25 @@ def rewrite(path, start, end, row_of):
     path.write_text(text[:begin] + "\n".join(out) + text[finish:])
 
 
+def cells(line):
+    """The cells of a table row, without the outer bars."""
+    return [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+
+
 def obligations_row(mutant, line):
     verdict, scenario, interleavings, shuttle, miri = rows[mutant]
-    reading = line.rstrip().rstrip("|").split(" | ")[-1].strip()
-    return f"| `{mutant}` | {verdict} | {where(verdict, scenario)} | {interleavings} | {shuttle} | {miri} | {reading} |"
+    # The genmc column (model-tests/genmc/genmc-results.tsv, not the
+    # matrix's output) and the note's own reading are kept.
+    *_, genmc, reading = cells(line)
+    return f"| `{mutant}` | {verdict} | {where(verdict, scenario)} | {interleavings} | {shuttle} | {miri} | {genmc} | {reading} |"
 
 
-def injector_row(mutant, _line):
+def injector_row(mutant, line):
     verdict, scenario, *_ = rows[mutant]
     place = where(verdict, scenario) if "#" in scenario else scenario
-    return f"| `{mutant}` | {verdict} | {place} |"
+    # The genmc column is kept, as above.
+    genmc = cells(line)[3]
+    return f"| `{mutant}` | {verdict} | {place} | {genmc} |"
 
 
 rewrite(root / "proofs-notes/obligations.md", "<!-- matrix-table", "<!-- end matrix-table -->", obligations_row)
