@@ -253,13 +253,22 @@ pub(crate) fn wait_round(round: u32) {
     }
     #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
     {
-        if round < 6 {
-            for _ in 0..(1u32 << round) {
-                core::hint::spin_loop();
-            }
+        if round < SPIN_ROUNDS {
+            spin(round);
         } else {
             std::thread::yield_now();
         }
+    }
+}
+
+/// Rounds of spinning before `wait_round` yields; `Backoff` spins at most
+/// 2^`SPIN_ROUNDS` hints at once.
+const SPIN_ROUNDS: u32 = 6;
+
+/// 2^`round` spin hints: no memory touched, so no model checker sees them.
+fn spin(round: u32) {
+    for _ in 0..(1u32 << round) {
+        core::hint::spin_loop();
     }
 }
 
@@ -274,10 +283,8 @@ pub(crate) struct Backoff {
 
 impl Backoff {
     pub(crate) fn wait(&mut self) {
-        for _ in 0..(1u32 << self.losses) {
-            core::hint::spin_loop();
-        }
-        self.losses = (self.losses + 1).min(6);
+        spin(self.losses);
+        self.losses = (self.losses + 1).min(SPIN_ROUNDS);
     }
 }
 
