@@ -30,10 +30,10 @@ pub struct Tally {
     /// every task was taken exactly once.
     pub taken: u64,
     pub sum: u64,
-    /// Successful batch steals, and the tasks they brought (the one
-    /// returned and those popped from the thread's own worker after it).
+    /// Successful batch steals. A thread that batch-steals takes every
+    /// task through them (the one returned and those it pops from its own
+    /// worker after), so its `taken` is what they brought.
     pub batches: u64,
-    pub in_batches: u64,
     pub empties: u64,
     pub retries: u64,
     /// Tasks already added to the consumers' shared total.
@@ -61,7 +61,6 @@ impl Tally {
             taken: 0,
             sum: 0,
             batches: 0,
-            in_batches: 0,
             empties: 0,
             retries: 0,
             flushed: 0,
@@ -264,17 +263,32 @@ pub fn take(
     until: Until<'_>,
     tally: &mut Tally,
 ) {
+    // The counts live in a local copy, written back once: the caller's
+    // `Tally` may sit in memory its callees could reach (a closure's return
+    // slot), which would keep every count in memory, each task's update a
+    // store and a reload. Here they stay in registers.
+    let mut counts = *tally;
+    take_counting(&mut steal, &mut pop_own, batch, until, &mut counts);
+    *tally = counts;
+}
+
+#[inline(always)]
+fn take_counting(
+    mut steal: impl FnMut() -> Taken,
+    mut pop_own: impl FnMut() -> Option<u64>,
+    batch: bool,
+    until: Until<'_>,
+    tally: &mut Tally,
+) {
     loop {
         match steal() {
             Taken::Task(task) => {
                 tally.took(task);
                 if batch {
-                    let before = tally.taken - 1;
                     while let Some(task) = pop_own() {
                         tally.took(task);
                     }
                     tally.batches += 1;
-                    tally.in_batches += tally.taken - before;
                 }
                 if let Until::Count(tasks) = until {
                     if tally.taken >= tasks {
@@ -320,10 +334,13 @@ pub fn take(
 /// The owner pops until its deque is empty (nobody pushes in the sample).
 #[inline(always)]
 pub fn pop_all(mut pop: impl FnMut() -> Option<u64>, tally: &mut Tally) {
+    // A local copy, as in `take`.
+    let mut counts = *tally;
     while let Some(task) = pop() {
-        tally.took(task);
+        counts.took(task);
     }
-    tally.end = Some(Instant::now());
+    counts.end = Some(Instant::now());
+    *tally = counts;
 }
 
 /// A producer pushes `tasks` (their values) and says it is done.

@@ -5,7 +5,8 @@
 //! `cargo bench -p chase-lev-bench --bench contended [-- FILTER...]` (a row
 //! runs if its label contains one of the filters; none: every row).
 //!
-//! Per sample: a fresh queue; the row's threads (kept for the whole run,
+//! Per sample: a fresh queue, at other addresses than the last one's
+//! (`scatter`); the row's threads (kept for the whole run,
 //! parked between samples) set themselves up and spin at a gate; the
 //! bench's thread reads the clock and opens it; each thread takes tasks
 //! with its counts in its own registers, and the clock stops when the last
@@ -312,10 +313,27 @@ fn measure(row: &Row, pool: &Pool, config: &Config) -> Vec<Vec<Sample>> {
     for lap in 0..config.samples {
         for position in 0..contenders {
             let contender = (lap + position) % contenders;
+            let _placement = scatter(lap * contenders + position);
             samples[contender].push(row.shape.sample(contender, pool, config.tasks));
         }
     }
     samples
+}
+
+/// Allocations to hold while a sample runs, a different number of each
+/// size from sample to sample, so that the queue the sample allocates next
+/// lands at other addresses (the allocator would otherwise hand every
+/// sample's queue the memory the last one freed): a row's figures are then
+/// not those of one placement, lucky or not, of its queue's lines.
+fn scatter(sample: usize) -> Vec<Vec<u8>> {
+    let sizes = (4..13).map(|shift| 1usize << shift); // 16 B to 4 KiB
+    sizes
+        .enumerate()
+        .flat_map(|(index, size)| {
+            let count = (sample + index) % 8;
+            (0..count).map(move |_| vec![1u8; size])
+        })
+        .collect()
 }
 
 /// What a row's samples say.

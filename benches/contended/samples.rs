@@ -82,7 +82,11 @@ impl Sample {
             empties: total(|tally| tally.empties),
             retries: total(|tally| tally.retries),
             batches: total(|tally| tally.batches),
-            in_batches: total(|tally| tally.in_batches),
+            in_batches: tallies
+                .iter()
+                .filter(|tally| tally.batches > 0)
+                .map(|tally| tally.taken)
+                .sum(),
         }
     }
 }
@@ -167,8 +171,11 @@ pub fn injector_sample<I: InjectorSide + 'static>(
     }
     for _ in 0..consumers {
         let (queue, finish) = (queue.clone(), finish.clone());
-        let mut consumer = I::consumer();
+        let consumer = I::consumer();
         jobs.push(Box::new(move |gate: &Gate| {
+            // Moved out of the closure's captures into a local, which the
+            // compiler can keep in registers (the null queue's chunk).
+            let mut consumer = consumer;
             let worker = I::worker();
             gate.wait();
             // Alone, a consumer knows when it has everything; several
@@ -187,9 +194,11 @@ pub fn injector_sample<I: InjectorSide + 'static>(
             tally
         }));
     }
-    let mut own = I::consumer();
     let own_worker = I::worker();
     let (start, tallies) = pool.sample(jobs, || {
+        // Made here, not captured: a local the compiler can keep in
+        // registers (the null queue's chunk), as in the consumers' jobs.
+        let mut own = I::consumer();
         let mut tally = Tally::new(Role::Producer);
         push_all(|task| I::push(&queue, task), 0..share, &finish);
         if consumers == 0 {
