@@ -54,6 +54,8 @@ pub(super) const POSITION_MASK: u64 = u64::MAX >> SHIFT;
 /// the block's end (proofs-notes/injector.md#tickets). Blocks are aligned to
 /// `TICKETS + 1` bytes so that those bits are free.
 pub(super) const TICKETS: usize = 127;
+/// (Model builds.) A block is allocated as a `Box`, aligned by its type.
+#[cfg(any(chase_lev_loom, chase_lev_shuttle))]
 const _: () = assert!(core::mem::align_of::<Block<()>>() > TICKETS);
 
 #[inline(always)]
@@ -173,7 +175,13 @@ fn set_twice(bit: usize) -> ! {
     panic!("a slot's state bit was set twice: {meaning}");
 }
 
-#[repr(align(128))]
+/// In the model builds, aligned by its type for the tickets. The std build
+/// aligns it by hand instead (`new`): a `repr(align(128))` would round the
+/// block's size up to 1,152 bytes (the header and 63 slots of a `u64` take
+/// 1,056) and cost every task a seventh more memory, which the rows where
+/// the Injector holds many tasks pay in page faults
+/// (docs/benchmarks.md#layout-attributes).
+#[cfg_attr(any(chase_lev_loom, chase_lev_shuttle), repr(align(128)))]
 pub(super) struct Block<T> {
     /// The next block, linked by the first thread that needs it: a push or a
     /// steal holding a claim in this block, or a helper holding a ticket on
@@ -215,7 +223,7 @@ impl<T> Block<T> {
         if allocation.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        let align = core::mem::align_of::<Block<T>>();
+        let align = Self::alignment();
         let offset = (allocation as usize).wrapping_neg() & (align - 1);
         // SAFETY: `offset < align`, and the allocation is `align - 1` bytes
         // longer than a block, so the block lies inside it.
@@ -251,8 +259,16 @@ impl<T> Block<T> {
     #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
     fn allocation_layout() -> std::alloc::Layout {
         let block = std::alloc::Layout::new::<Block<T>>();
-        std::alloc::Layout::from_size_align(block.size() + block.align() - 1, 1)
+        std::alloc::Layout::from_size_align(block.size() + Self::alignment() - 1, 1)
             .expect("a block's size fits in an isize")
+    }
+
+    /// Where a block starts: at a multiple of `TICKETS + 1` bytes (the
+    /// tickets' bits), or of its type's alignment if that is larger (a
+    /// task aligned to more than 128 bytes).
+    #[cfg(not(any(chase_lev_loom, chase_lev_shuttle)))]
+    fn alignment() -> usize {
+        (TICKETS + 1).max(core::mem::align_of::<Block<T>>())
     }
 
     /// The model checkers' atomics and cells must be created one by one.

@@ -471,3 +471,43 @@ fn a_state_bit_set_a_second_time_is_caught_not_carried_into_the_next_bit() {
     // Ordering: Relaxed, as above (proofs-notes/injector.md#drop).
     slot.set_once(WRITE, Relaxed);
 }
+
+/// A task aligned to more than the tickets' 128 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(align(256))]
+struct Aligned256(u64);
+
+#[test]
+fn blocks_start_where_the_cursor_words_tickets_have_free_bits() {
+    use super::blocks::{Block, TICKETS};
+    for _ in 0..8 {
+        let small = Block::<u64>::new();
+        let large = Block::<Aligned256>::new();
+        assert_eq!(small as usize % (TICKETS + 1), 0);
+        assert_eq!(large as usize % 256, 0);
+        // SAFETY: fresh blocks, never published.
+        unsafe {
+            Block::free(small);
+            Block::free(large);
+        }
+    }
+}
+
+#[test]
+fn tasks_aligned_beyond_a_block_alignment_go_through_the_injector() {
+    let injector = Injector::new();
+    (0..MANY as u64).for_each(|task| injector.push(Aligned256(task)));
+    let taken = drain(&injector);
+    assert_eq!(taken, (0..MANY as u64).map(Aligned256).collect::<Vec<_>>());
+}
+
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn a_block_of_u64_tasks_is_no_larger_than_its_header_and_slots() {
+    // The header (next, lap, two ticket counts, released, the allocation's
+    // start) and 63 slots of a task and a state: no rounding up to 128.
+    assert_eq!(
+        core::mem::size_of::<super::blocks::Block<u64>>(),
+        48 + 63 * 16
+    );
+}
