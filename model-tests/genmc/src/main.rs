@@ -249,6 +249,17 @@ fn injector() -> Box<Injector<Task>> {
     injector
 }
 
+/// A fresh injector holding tasks 1 to `count`, pushed in order.
+fn injector_holding(count: u64) -> Box<Injector<Task>> {
+    let queue = injector();
+    let mut task = 1;
+    while task <= count {
+        queue.push(Box::new(task));
+        task += 1;
+    }
+    queue
+}
+
 fn push(worker: &Worker<Task>, task: u64) {
     worker.push(Box::new(task));
 }
@@ -386,6 +397,18 @@ fn steal_from_injector(queue: &Injector<Task>, taken: &mut Taken) {
     if let Steal::Success(task) = queue.steal() {
         taken.take(task);
     }
+}
+
+/// A thief that steals twice from `queue` (which outlives it: the scenario
+/// joins it before the queue goes).
+fn injector_thief_stealing_twice(queue: &Injector<Task>) -> Thread<Taken> {
+    let shared = Shared(queue as *const Injector<Task>);
+    spawn(move || {
+        let mut taken = Taken::none();
+        steal_from_injector(shared.get(), &mut taken);
+        steal_from_injector(shared.get(), &mut taken);
+        taken
+    })
 }
 
 /// Every task left in `queue`, stolen (a bounded number of tries).
@@ -684,12 +707,7 @@ fn injector_pushes_race_across_a_block_end() {
 /// the first block, possibly while the other still reads it (the free is
 /// then handed to that reader).
 fn injector_steals_across_a_block_end_free_the_old_block() {
-    let queue = injector();
-    let mut task = 1;
-    while task <= 4 {
-        queue.push(Box::new(task));
-        task += 1;
-    }
+    let queue = injector_holding(4);
     let mut taken = Taken::none();
     steal_from_injector(&queue, &mut taken);
     let shared = Shared(&*queue as *const Injector<Task>);
@@ -698,6 +716,21 @@ fn injector_steals_across_a_block_end_free_the_old_block() {
         steal_from_injector(shared.get(), &mut taken);
         taken
     });
+    steal_from_injector(&queue, &mut taken);
+    finish_injector(queue, taken, 4, vec![thief]);
+}
+
+/// Loom's shape of the steals across a block end: tasks 1 to 3 fill the
+/// first block, task 4 starts the second, and the thief and the main thread
+/// steal twice each at the same time (the port above takes task 1 first,
+/// leaving one concurrent steal each): whoever takes task 3 moves the head
+/// to the second block and frees the first, possibly while the other is
+/// still reading task 1 or 2 of it.
+fn injector_two_steals_each_across_a_block_end() {
+    let queue = injector_holding(4);
+    let thief = injector_thief_stealing_twice(&queue);
+    let mut taken = Taken::none();
+    steal_from_injector(&queue, &mut taken);
     steal_from_injector(&queue, &mut taken);
     finish_injector(queue, taken, 4, vec![thief]);
 }
@@ -920,13 +953,7 @@ fn fifo_steal_batch_against_push_push() {
 /// `injector-write-release`, `injector-write-acquire`).
 fn injector_push_push_against_steal_steal() {
     let queue = injector();
-    let shared = Shared(&*queue as *const Injector<Task>);
-    let thief = spawn(move || {
-        let mut taken = Taken::none();
-        steal_from_injector(shared.get(), &mut taken);
-        steal_from_injector(shared.get(), &mut taken);
-        taken
-    });
+    let thief = injector_thief_stealing_twice(&queue);
     queue.push(Box::new(1));
     queue.push(Box::new(2));
     finish_injector(queue, Taken::none(), 2, vec![thief]);
@@ -1032,6 +1059,10 @@ const SCENARIOS: &[(&str, fn())] = &[
     (
         "injector_steals_across_a_block_end_free_the_old_block",
         injector_steals_across_a_block_end_free_the_old_block,
+    ),
+    (
+        "injector_two_steals_each_across_a_block_end",
+        injector_two_steals_each_across_a_block_end,
     ),
     (
         "injector_steal_that_misses_a_push_is_seen_by_the_pusher",
